@@ -1,0 +1,377 @@
+/*
+ * frequency.c
+ *	  SQL-callable frequency aggregates over a quasi-identifier:
+ *	  singleton_count, class_count, k_anonymity, rows_below_k, class_profile.
+ *
+ * They share one transition state (freqstate.c), so PostgreSQL computes one
+ * hash table when several of them aggregate the same columns in one query.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "qidrisk.h"
+
+/* Class sizes up to this are histogrammed in a dense array */
+#define DENSE_HISTOGRAM_SIZES 4096
+
+PG_FUNCTION_INFO_V1(qidrisk_freq_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_invtransfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_k_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_k_invtransfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_combine);
+PG_FUNCTION_INFO_V1(qidrisk_freq_serialize);
+PG_FUNCTION_INFO_V1(qidrisk_freq_deserialize);
+PG_FUNCTION_INFO_V1(qidrisk_singleton_count_final);
+PG_FUNCTION_INFO_V1(qidrisk_class_count_final);
+PG_FUNCTION_INFO_V1(qidrisk_k_anonymity_final);
+PG_FUNCTION_INFO_V1(qidrisk_rows_below_k_final);
+PG_FUNCTION_INFO_V1(qidrisk_class_profile_final);
+
+/* Name of the aggregate being computed, for error messages */
+static const char *
+AggregateName(FunctionCallInfo fcinfo)
+{
+	Aggref	   *aggref = AggGetAggref(fcinfo);
+
+	if (aggref != NULL)
+		return get_func_name(aggref->aggfnoid);
+	return "qidrisk aggregate";
+}
+
+/* Return the aggregate memory context, refusing plain function calls */
+static MemoryContext
+AggregateContext(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("qidrisk transition functions can only be called by an aggregate")));
+	return aggcontext;
+}
+
+/* Fetch or create the state in argument 0 */
+static FreqState *
+StateForUpdate(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+
+	if (PG_ARGISNULL(0))
+		return FreqStateCreate(aggcontext, 0);
+	return (FreqState *) PG_GETARG_POINTER(0);
+}
+
+/* Fingerprint the QID arguments of this row, starting at firstarg */
+static void
+RowFingerprint(FunctionCallInfo fcinfo, int firstarg, QidFingerprint *fp)
+{
+	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
+
+	if (unlikely(hasher == NULL))
+		hasher = QidHasherGet(fcinfo, firstarg, AggregateName(fcinfo));
+	QidFingerprintRow(hasher, fcinfo, fp);
+}
+
+/* Read rows_below_k's k argument and check it stays the same */
+static void
+RememberK(FunctionCallInfo fcinfo, FreqState *state)
+{
+	int32		k;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("k must not be NULL")));
+	k = PG_GETARG_INT32(1);
+	if (k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 1, not %d", k)));
+	if (state->k == 0)
+		state->k = k;
+	else if (state->k != k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be the same for every row of a group"),
+				 errdetail("Saw k = %d and then k = %d.", state->k, k)));
+}
+
+/* Transition: count the row's QID combination */
+Datum
+qidrisk_freq_transfn(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = StateForUpdate(fcinfo);
+	QidFingerprint fp;
+
+	RowFingerprint(fcinfo, 1, &fp);
+	FreqStateAdd(state, &fp, 1);
+	PG_RETURN_POINTER(state);
+}
+
+/* Inverse transition for moving window frames: uncount the row */
+Datum
+qidrisk_freq_invtransfn(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = StateForUpdate(fcinfo);
+	QidFingerprint fp;
+
+	RowFingerprint(fcinfo, 1, &fp);
+	FreqStateRemove(state, &fp);
+	PG_RETURN_POINTER(state);
+}
+
+/* Transition of rows_below_k(k, qid...): argument 1 is k */
+Datum
+qidrisk_freq_k_transfn(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = StateForUpdate(fcinfo);
+	QidFingerprint fp;
+
+	RememberK(fcinfo, state);
+	RowFingerprint(fcinfo, 2, &fp);
+	FreqStateAdd(state, &fp, 1);
+	PG_RETURN_POINTER(state);
+}
+
+/* Inverse transition of rows_below_k */
+Datum
+qidrisk_freq_k_invtransfn(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = StateForUpdate(fcinfo);
+	QidFingerprint fp;
+
+	RowFingerprint(fcinfo, 2, &fp);
+	FreqStateRemove(state, &fp);
+	PG_RETURN_POINTER(state);
+}
+
+/* Combine two partial states into a state owned by the aggregate context */
+Datum
+qidrisk_freq_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+	FreqState  *into = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+	FreqState  *from = PG_ARGISNULL(1) ? NULL : (FreqState *) PG_GETARG_POINTER(1);
+
+	if (from == NULL)
+	{
+		if (into == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(into);
+	}
+	if (into == NULL)
+		into = FreqStateCreate(aggcontext, (Size) FreqStateClasses(from));
+	FreqStateMerge(into, from);
+	PG_RETURN_POINTER(into);
+}
+
+Datum
+qidrisk_freq_serialize(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = (FreqState *) PG_GETARG_POINTER(0);
+
+	(void) AggregateContext(fcinfo);
+	PG_RETURN_BYTEA_P(FreqStateSerialize(state));
+}
+
+Datum
+qidrisk_freq_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+
+	PG_RETURN_POINTER(FreqStateDeserialize(aggcontext, PG_GETARG_BYTEA_PP(0)));
+}
+
+Datum
+qidrisk_singleton_count_final(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+
+	PG_RETURN_INT64(state ? state->singletons : 0);
+}
+
+Datum
+qidrisk_class_count_final(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+
+	PG_RETURN_INT64(state ? FreqStateClasses(state) : 0);
+}
+
+/* Class-size statistics gathered in one pass over the classes */
+typedef struct ClassSizeSummary
+{
+	int64		smallest;
+	int64		largest;
+	int64		below_k_rows;	/* rows in classes smaller than k */
+	int32		k;
+	bool		histogram;		/* also build the histogram */
+	int64	   *dense;			/* dense[s] = classes of size s, s <= DENSE_HISTOGRAM_SIZES */
+	int64	   *large;			/* sizes above the dense range, unsorted */
+	int64		nlarge;
+	int64		large_capacity;
+} ClassSizeSummary;
+
+/* Visitor: account for one class of size count */
+static void
+SummarizeClass(int64 count, void *arg)
+{
+	ClassSizeSummary *summary = (ClassSizeSummary *) arg;
+
+	if (summary->smallest == 0 || count < summary->smallest)
+		summary->smallest = count;
+	if (count > summary->largest)
+		summary->largest = count;
+	if (count < summary->k)
+		summary->below_k_rows += count;
+	if (!summary->histogram)
+		return;
+	if (count <= DENSE_HISTOGRAM_SIZES)
+	{
+		summary->dense[count]++;
+		return;
+	}
+	if (summary->nlarge == summary->large_capacity)
+	{
+		summary->large_capacity *= 2;
+		summary->large = repalloc_huge(summary->large,
+									   summary->large_capacity * sizeof(int64));
+	}
+	summary->large[summary->nlarge++] = count;
+}
+
+/* Summarize a state's classes; the histogram is built only on request */
+static void
+SummarizeClasses(FreqState *state, int32 k, bool histogram, ClassSizeSummary *summary)
+{
+	memset(summary, 0, sizeof(*summary));
+	summary->k = k;
+	summary->histogram = histogram;
+	if (histogram)
+	{
+		summary->dense = palloc0((DENSE_HISTOGRAM_SIZES + 1) * sizeof(int64));
+		summary->large_capacity = 64;
+		summary->large = palloc(summary->large_capacity * sizeof(int64));
+	}
+	if (state != NULL)
+		FreqStateVisit(state, SummarizeClass, summary);
+}
+
+Datum
+qidrisk_k_anonymity_final(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+	ClassSizeSummary summary;
+
+	if (state == NULL || state->rows == 0)
+		PG_RETURN_NULL();
+	SummarizeClasses(state, 0, false, &summary);
+	PG_RETURN_INT64(summary.smallest);
+}
+
+Datum
+qidrisk_rows_below_k_final(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+	ClassSizeSummary summary;
+
+	if (state == NULL)
+		PG_RETURN_INT64(0);
+	SummarizeClasses(state, state->k, false, &summary);
+	PG_RETURN_INT64(summary.below_k_rows);
+}
+
+/* Order int64 values ascending */
+static int
+CompareInt64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Build the histogram as two parallel bigint arrays, sizes ascending */
+static void
+HistogramArrays(ClassSizeSummary *summary, Datum *sizes_out, Datum *counts_out)
+{
+	int64		ndistinct = 0;
+	Datum	   *sizes;
+	Datum	   *counts;
+	int			n = 0;
+
+	for (int s = 1; s <= DENSE_HISTOGRAM_SIZES; s++)
+		ndistinct += (summary->dense[s] > 0);
+	ndistinct += summary->nlarge;	/* an upper bound */
+
+	sizes = palloc(Max(ndistinct, 1) * sizeof(Datum));
+	counts = palloc(Max(ndistinct, 1) * sizeof(Datum));
+	for (int s = 1; s <= DENSE_HISTOGRAM_SIZES; s++)
+	{
+		if (summary->dense[s] == 0)
+			continue;
+		sizes[n] = Int64GetDatum((int64) s);
+		counts[n] = Int64GetDatum(summary->dense[s]);
+		n++;
+	}
+
+	qsort(summary->large, summary->nlarge, sizeof(int64), CompareInt64);
+	for (int64 i = 0; i < summary->nlarge; i++)
+	{
+		if (i > 0 && summary->large[i] == summary->large[i - 1])
+		{
+			counts[n - 1] = Int64GetDatum(DatumGetInt64(counts[n - 1]) + 1);
+			continue;
+		}
+		sizes[n] = Int64GetDatum(summary->large[i]);
+		counts[n] = Int64GetDatum(1);
+		n++;
+	}
+
+	*sizes_out = PointerGetDatum(construct_array(sizes, n, INT8OID, sizeof(int64),
+												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	*counts_out = PointerGetDatum(construct_array(counts, n, INT8OID, sizeof(int64),
+												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * Final function of class_profile: (rows, classes, singletons,
+ * singleton_share, k_anonymity, largest_class, class_sizes, class_counts).
+ */
+Datum
+qidrisk_class_profile_final(PG_FUNCTION_ARGS)
+{
+	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+	ClassSizeSummary summary;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+	int64		rows = state ? state->rows : 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "class_profile must return a composite type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	SummarizeClasses(state, 0, true, &summary);
+	values[0] = Int64GetDatum(rows);
+	values[1] = Int64GetDatum(state ? FreqStateClasses(state) : 0);
+	values[2] = Int64GetDatum(state ? state->singletons : 0);
+	if (rows > 0)
+	{
+		values[3] = Float8GetDatum((double) state->singletons / (double) rows);
+		values[4] = Int64GetDatum(summary.smallest);
+		values[5] = Int64GetDatum(summary.largest);
+	}
+	else
+		nulls[3] = nulls[4] = nulls[5] = true;
+	HistogramArrays(&summary, &values[6], &values[7]);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,51 @@
+/*
+ * qidrisk.c
+ *	  Module entry point and the extension's settings.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "qidrisk.h"
+
+PG_MODULE_MAGIC;
+
+/* Budget multiplier applied to work_mem when qidrisk.max_state_memory is -1 */
+#define QIDRISK_WORK_MEM_MULTIPLIER 256
+
+int			qidrisk_max_state_memory = -1;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("qidrisk.max_state_memory",
+							"Largest hash table one frequency state may build.",
+							"-1 means 256 times work_mem. A state that would grow past "
+							"it stops with an error instead of exhausting the server's memory.",
+							&qidrisk_max_state_memory,
+							-1, -1, MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("qidrisk");
+}
+
+/* Bytes one frequency state may occupy */
+Size
+QidStateMemoryBudget(void)
+{
+	double		kilobytes;
+
+	if (qidrisk_max_state_memory >= 0)
+		kilobytes = qidrisk_max_state_memory;
+	else
+		kilobytes = (double) work_mem * QIDRISK_WORK_MEM_MULTIPLIER;
+
+	/* a hash table is one huge allocation; keep the budget addressable */
+	return (Size) Min(kilobytes * 1024.0, (double) (SIZE_MAX / 2));
+}
