@@ -149,7 +149,7 @@ COMMENT ON AGGREGATE rows_below_k(integer, VARIADIC "any") IS
 'rows in equivalence classes smaller than k';
 
 -- Rows of a profile that sit in classes smaller than k
-CREATE FUNCTION rows_below_k(profile qid_profile, k integer)
+CREATE FUNCTION rows_below(profile qid_profile, k integer)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -165,7 +165,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION rows_below_k(qid_profile, integer) IS
+COMMENT ON FUNCTION rows_below(qid_profile, integer) IS
 'rows of a class_profile result that sit in classes smaller than k';
 
 -- One row per class size of a profile's histogram

@@ -49,7 +49,7 @@ ReportBudgetExceeded(int64 classes, double bytes, Size budget)
 					 "or aggregate fewer rows per group.")));
 }
 
-/* Refuse to grow the table past the budget */
+/* Refuse to grow the table past the budget at its regular growth point */
 static inline void
 EnsureRoomForOneMore(FreqState *state)
 {
@@ -62,6 +62,20 @@ EnsureRoomForOneMore(FreqState *state)
 	next_bytes = (double) table->size * 2 * sizeof(FreqEntry);
 	if (next_bytes > (double) state->budget)
 		ReportBudgetExceeded((int64) table->members, next_bytes, state->budget);
+}
+
+/*
+ * simplehash also grows early when probe sequences get long; catch such a
+ * growth past the budget right after it.
+ */
+static inline void
+CheckBudgetAfterInsert(FreqState *state)
+{
+	freqhash_hash *table = state->classes;
+	double		bytes = (double) table->size * sizeof(FreqEntry);
+
+	if (unlikely(bytes > (double) state->budget))
+		ReportBudgetExceeded((int64) table->members, bytes, state->budget);
 }
 
 /* Create an empty state in context */
@@ -91,6 +105,7 @@ FreqStateAdd(FreqState *state, const QidFingerprint *fp, int64 count)
 
 	EnsureRoomForOneMore(state);
 	entry = freqhash_insert(state->classes, *fp, &found);
+	CheckBudgetAfterInsert(state);
 	if (!found)
 	{
 		entry->count = count;

@@ -1,0 +1,47 @@
+-- Bad input gets a clear error
+CREATE TABLE t (a integer, b text, p point);
+INSERT INTO t SELECT i, i::text, point(i, i) FROM generate_series(1, 100) i;
+
+-- untyped literal: ask for a cast
+SELECT singleton_count('a');
+SELECT singleton_count(a, 'x') FROM t;
+-- a type without a hash function
+SELECT singleton_count(p) FROM t;
+SELECT class_profile(a, p) FROM t;
+SELECT singleton_count(r) FROM (SELECT ROW(1, 'a')) v(r);
+-- VARIADIC array calls
+SELECT singleton_count(VARIADIC ARRAY[a, a]) FROM t;
+SELECT rows_below_k(2, VARIADIC ARRAY[b]) FROM t;
+-- no arguments
+SELECT singleton_count() FROM t;
+SELECT singleton_count(*) FROM t;
+SELECT rows_below_k(2) FROM t;
+-- k must be a positive constant
+SELECT rows_below_k(0, a) FROM t;
+SELECT rows_below_k(NULL, a) FROM t;
+SELECT rows_below_k(a, a) FROM t;
+SELECT rows_below(class_profile(a), 0) FROM t;
+SELECT rows_below(class_profile(a), NULL) FROM t;
+-- transition functions are not for direct calls
+SELECT qidrisk_freq_transfn(NULL, 1);
+SELECT qidrisk_freq_combine(NULL, NULL);
+
+-- a state past its memory budget stops with an error naming the setting
+SET qidrisk.max_state_memory = '64kB';
+SELECT singleton_count(i) FROM generate_series(1, 100000) i;
+SELECT class_count(i % 100) FROM generate_series(1, 100000) i;
+RESET qidrisk.max_state_memory;
+SET qidrisk.max_state_memory = -2;
+SET qidrisk.unknown_setting = 1;
+SHOW qidrisk.max_state_memory;
+-- with -1 the budget is 256 times work_mem
+SET work_mem = '64kB';
+SELECT singleton_count(i) FROM generate_series(1, 1000000) i;
+RESET work_mem;
+
+-- long aggregations can be cancelled
+SET statement_timeout = '100ms';
+SELECT singleton_count(i, i) FROM generate_series(1, 100000000) i;
+RESET statement_timeout;
+-- the session is fine afterwards
+SELECT singleton_count(a) FROM t;

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Run the pg_regress and pgTAP suites against the server in PG* variables
+# (test/check.sh starts a throwaway one), then print one summary line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+mkdir -p results
+
+make -s installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee results/regress.log
+if [ -s regression.diffs ]; then
+	cat regression.diffs
+fi
+regress_passed=$(grep -cE '^(ok|test|     )? *[a-z_0-9]+ +\.\.\. ok' results/regress.log || true)
+regress_failed=$(grep -cE '\.\.\. FAILED' results/regress.log || true)
+
+pg_prove --ext .sql --recurse test/pgtap/ 2>&1 | tee results/pgtap.log
+tap_tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\).*/\1/p' results/pgtap.log)
+tap_failed=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' results/pgtap.log |
+	awk '{ sum += $1 } END { print sum + 0 }')
+if ! grep -q '^Result: PASS' results/pgtap.log; then
+	tap_failed=$((tap_failed > 0 ? tap_failed : 1))
+fi
+tap_passed=$(( ${tap_tests:-0} - tap_failed ))
+
+passed=$((regress_passed + tap_passed))
+failed=$((regress_failed + tap_failed))
+echo "pg_regress: $regress_passed passed, $regress_failed failed; pgTAP: $tap_passed passed, $tap_failed failed"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
