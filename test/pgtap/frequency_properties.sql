@@ -1,0 +1,148 @@
+-- Property tests: every frequency figure equals its plain-SQL reference on
+-- randomised tables (5 seeds, 4 sizes, 7 column types, NULLs, heavy ties,
+-- 1 to 6 columns), serially and under forced parallel plans.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages = warning;
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS qidrisk;
+
+-- seeds x sizes x subsets x 2 figures x 2 modes, plus 2 plan checks per seed
+SELECT plan(5 * 4 * 10 * 2 * 2 + 5 * 2);
+
+CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = '@colStrength=secondary', deterministic = false);
+
+-- A random table of heavily tied values of many types, about 10% NULL each
+CREATE FUNCTION pg_temp.make_random_table(seed float8, nrows integer) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM setseed(seed);
+	DROP TABLE IF EXISTS r;
+	CREATE TABLE r (
+		c_int integer,
+		c_big bigint,
+		c_text_c text COLLATE "C",
+		c_text_ci text COLLATE pg_temp.case_insensitive,
+		c_num numeric,
+		c_date date,
+		c_float float8
+	);
+	INSERT INTO r
+	SELECT CASE WHEN random() < 0.1 THEN NULL ELSE floor(random() * 8)::int END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE floor(random() * 5)::bigint * 1000000000000 END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE (ARRAY['a', 'A', 'b', 'B', 'ab', 'AB'])[1 + floor(random() * 6)::int] END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE (ARRAY['a', 'A', 'b', 'B', 'ab', 'AB'])[1 + floor(random() * 6)::int] END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE (ARRAY[1, 1.0, 1.00, 2.5, 2.50, 3.000, 7])[1 + floor(random() * 7)::int] END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE date '2020-01-01' + floor(random() * 6)::int END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE (ARRAY['-0', '0', 'NaN', '1.5', 'Infinity', '-Infinity'])[1 + floor(random() * 6)::int]::float8 END
+	FROM generate_series(1, nrows);
+	ANALYZE r;
+END
+$$;
+
+-- Compare our aggregates with GROUP BY over one column subset
+CREATE FUNCTION pg_temp.check_subset(cols text[], label text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	collist text := (SELECT string_agg(quote_ident(c), ', ') FROM unnest(cols) c);
+	ours text;
+	reference text;
+BEGIN
+	EXECUTE format('SELECT ROW(singleton_count(%1$s), class_count(%1$s), k_anonymity(%1$s), rows_below_k(3, %1$s))::text FROM r', collist)
+		INTO ours;
+	EXECUTE format($q$
+		WITH c AS (SELECT count(*) AS n FROM r GROUP BY %1$s)
+		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
+			(SELECT min(n) FROM c), (SELECT coalesce(sum(n), 0) FROM c WHERE n < 3))::text
+	$q$, collist) INTO reference;
+	RETURN NEXT is(ours, reference, label || ': singletons, classes, k level, rows below 3');
+
+	EXECUTE format('SELECT class_profile(%s)::text FROM r', collist) INTO ours;
+	EXECUTE format($q$
+		WITH c AS (SELECT count(*) AS n FROM r GROUP BY %1$s),
+		totals AS (SELECT coalesce(sum(n), 0)::bigint AS rows, count(*) AS classes,
+			count(*) FILTER (WHERE n = 1) AS singletons, min(n) AS smallest, max(n) AS largest FROM c),
+		histogram AS (SELECT coalesce(array_agg(n ORDER BY n), '{}') AS sizes,
+			coalesce(array_agg(k ORDER BY n), '{}') AS counts
+			FROM (SELECT n, count(*) AS k FROM c GROUP BY n) h)
+		SELECT ROW(t.rows, t.classes, t.singletons,
+			CASE WHEN t.rows > 0 THEN t.singletons::float8 / t.rows END,
+			t.smallest, t.largest, h.sizes, h.counts)::qid_profile::text
+		FROM totals t, histogram h
+	$q$, collist) INTO reference;
+	RETURN NEXT is(ours, reference, label || ': class_profile');
+END
+$$;
+
+-- Run every subset over one table
+CREATE FUNCTION pg_temp.check_all_subsets(label text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	subsets text[] := ARRAY[
+		'c_int', 'c_text_ci', 'c_num', 'c_float',
+		'c_int,c_text_c', 'c_text_c,c_text_ci', 'c_text_ci,c_num,c_date',
+		'c_big,c_float,c_int,c_date', 'c_int,c_big,c_text_c,c_num,c_date',
+		'c_int,c_big,c_text_ci,c_num,c_date,c_float'];
+	subset text;
+BEGIN
+	FOREACH subset IN ARRAY subsets LOOP
+		RETURN QUERY SELECT pg_temp.check_subset(string_to_array(subset, ','), label || ' {' || subset || '}');
+	END LOOP;
+END
+$$;
+
+-- Does the plan of this query run partial aggregates in launched workers?
+CREATE FUNCTION pg_temp.runs_partial_in_workers(query text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	partial boolean := false;
+	launched boolean := false;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+		partial := partial OR line LIKE '%Partial Aggregate%';
+		launched := launched OR line ~ 'Workers Launched: [1-9]';
+	END LOOP;
+	RETURN partial AND launched;
+END
+$$;
+
+CREATE FUNCTION pg_temp.run_all() RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	seed float8;
+	nrows integer;
+BEGIN
+	FOREACH seed IN ARRAY ARRAY[0.11, 0.23, 0.37, 0.51, 0.79] LOOP
+		FOREACH nrows IN ARRAY ARRAY[0, 1, 60, 4000] LOOP
+			PERFORM pg_temp.make_random_table(seed, nrows);
+
+			SET LOCAL max_parallel_workers_per_gather = 0;
+			RETURN QUERY SELECT pg_temp.check_all_subsets(format('seed %s, %s rows, serial', seed, nrows));
+
+			SET LOCAL parallel_setup_cost = 0;
+			SET LOCAL parallel_tuple_cost = 0;
+			SET LOCAL min_parallel_table_scan_size = 0;
+			SET LOCAL parallel_leader_participation = off;
+			SET LOCAL max_parallel_workers_per_gather = 2;
+			IF nrows = 4000 THEN
+				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT singleton_count(c_int, c_text_ci, c_num) FROM r'),
+							   format('seed %s: singleton_count runs as partial aggregates in workers', seed));
+				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT class_profile(c_date, c_float) FROM r'),
+							   format('seed %s: class_profile runs as partial aggregates in workers', seed));
+			END IF;
+			RETURN QUERY SELECT pg_temp.check_all_subsets(format('seed %s, %s rows, parallel', seed, nrows));
+			RESET parallel_setup_cost;
+			RESET parallel_tuple_cost;
+			RESET min_parallel_table_scan_size;
+			RESET parallel_leader_participation;
+		END LOOP;
+	END LOOP;
+END
+$$;
+
+SELECT * FROM pg_temp.run_all();
+
+SELECT * FROM finish();
+ROLLBACK;
