@@ -25,6 +25,8 @@ tap_passed=$(( ${tap_tests:-0} - tap_failed ))
 
 passed=$((regress_passed + tap_passed))
 failed=$((regress_failed + tap_failed))
-echo "pg_regress: $regress_passed passed, $regress_failed failed; pgTAP: $tap_passed passed, $tap_failed failed"
-echo "$passed passed, $failed failed"
+{
+	echo "pg_regress: $regress_passed passed, $regress_failed failed; pgTAP: $tap_passed passed, $tap_failed failed"
+	echo "$passed passed, $failed failed"
+} > results/summary.txt
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
