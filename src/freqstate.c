@@ -4,9 +4,20 @@
  *
  * Every frequency aggregate shares this state, so one scan and one table serve
  * singleton_count, class_count, k_anonymity and class_profile in one query.
- * The table is bounded by qidrisk.max_state_memory.
+ *
+ * A small state is one hash table.  Past PARTITION_AFTER_CLASSES classes the
+ * state splits into PARTITIONS tables by the fingerprint's top bits, and new
+ * rows are first buffered per partition and inserted a buffer at a time: each
+ * partition's table is small enough to stay in cache while its buffer drains,
+ * which is what makes counting ten million classes cheap (the same idea as
+ * radix-partitioned hash aggregation).  Counters (rows, singletons) include
+ * buffered rows only after FreqStateSettle, which every reader calls.
+ *
+ * All tables together are bounded by qidrisk.max_state_memory.
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
@@ -14,8 +25,12 @@
 
 #include "qidrisk.h"
 
+/* Fraction of a table's buckets in use before it doubles */
+#define TABLE_FILLFACTOR 0.9
+
 /* Fingerprints are already uniform hashes: use 32 of their bits directly */
 #define SH_PREFIX freqhash
+#define SH_FILLFACTOR TABLE_FILLFACTOR
 #define SH_ELEMENT_TYPE FreqEntry
 #define SH_KEY_TYPE QidFingerprint
 #define SH_KEY key
@@ -26,6 +41,17 @@
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* Partitioning: by the top PARTITION_BITS bits of the fingerprint's high half */
+#define PARTITION_BITS 8
+#define PARTITIONS (1 << PARTITION_BITS)
+#define PartitionOf(fp) ((int) ((fp)->hi >> (64 - PARTITION_BITS)))
+
+/* Split into partitions once a single table holds this many classes */
+#define PARTITION_AFTER_CLASSES 65536
+
+/* Rows buffered per partition before they are inserted into its table */
+#define PENDING_PER_PARTITION 256
+
 /* Bytes per serialized class: two fingerprint halves and a count */
 #define SERIALIZED_CLASS_BYTES (3 * sizeof(int64))
 
@@ -35,6 +61,13 @@
 /* How often long loops check for cancellation */
 #define INTERRUPT_CHECK_MASK 0xFFFF
 
+struct FreqPartition
+{
+	freqhash_hash *table;
+	int			npending;
+	QidFingerprint pending[PENDING_PER_PARTITION];
+};
+
 /* Stop with an error naming the setting that bounds a state's memory */
 static void
 ReportBudgetExceeded(int64 classes, double bytes, Size budget)
@@ -42,73 +75,78 @@ ReportBudgetExceeded(int64 classes, double bytes, Size budget)
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("qidrisk frequency state exceeds qidrisk.max_state_memory"),
-			 errdetail("The state holds " INT64_FORMAT " classes; its hash table "
+			 errdetail("The state holds " INT64_FORMAT " classes; its hash tables "
 					   "would take %.0f kB, the budget is %zu kB.",
-					   classes, bytes / 1024.0, budget / 1024),
+					   classes, ceil(bytes / 1024.0), budget / 1024),
 			 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), "
 					 "or aggregate fewer rows per group.")));
 }
 
-/* Refuse to grow the table past the budget at its regular growth point */
-static inline void
-EnsureRoomForOneMore(FreqState *state)
+/* Bytes a table built for nclasses classes occupies */
+static double
+TableBytesFor(Size nclasses)
 {
-	freqhash_hash *table = state->classes;
-	double		next_bytes;
+	return (double) pg_nextpower2_64((uint64) (nclasses / TABLE_FILLFACTOR) + 1) *
+		sizeof(FreqEntry);
+}
 
-	if (likely(table->members + 1 < table->grow_threshold))
-		return;
+/* Create a hash table for about nclasses classes, within the budget */
+static freqhash_hash *
+CreateTable(FreqState *state, Size nclasses)
+{
+	freqhash_hash *table;
+	double		bytes = TableBytesFor(nclasses);
 
-	next_bytes = (double) table->size * 2 * sizeof(FreqEntry);
-	if (next_bytes > (double) state->budget)
-		ReportBudgetExceeded((int64) table->members, next_bytes, state->budget);
+	if (state->memory + bytes > (double) state->budget)
+		ReportBudgetExceeded(state->classes + (int64) nclasses,
+							 state->memory + bytes, state->budget);
+	table = freqhash_create(state->context, nclasses, NULL);
+	state->memory += (double) table->size * sizeof(FreqEntry);
+	return table;
+}
+
+/* Release a table and its share of the budget */
+static void
+DestroyTable(FreqState *state, freqhash_hash *table)
+{
+	state->memory -= (double) table->size * sizeof(FreqEntry);
+	freqhash_destroy(table);
 }
 
 /*
- * simplehash also grows early when probe sequences get long; catch such a
- * growth past the budget right after it.
+ * Add count rows of class fp to table, keeping the counters and the budget.
+ * A table grows at its fill threshold, and simplehash also grows one early
+ * when probe sequences get long; the check after the insert catches that.
  */
 static inline void
-CheckBudgetAfterInsert(FreqState *state)
-{
-	freqhash_hash *table = state->classes;
-	double		bytes = (double) table->size * sizeof(FreqEntry);
-
-	if (unlikely(bytes > (double) state->budget))
-		ReportBudgetExceeded((int64) table->members, bytes, state->budget);
-}
-
-/* Create an empty state in context */
-FreqState *
-FreqStateCreate(MemoryContext context, Size initial_classes)
-{
-	FreqState  *state = MemoryContextAllocZero(context, sizeof(FreqState));
-	double		initial_bytes;
-
-	state->context = context;
-	state->budget = QidStateMemoryBudget();
-	initial_classes = Max(initial_classes, 64);
-	initial_bytes = (double) pg_nextpower2_64((uint64) (initial_classes / 0.9) + 1) *
-		sizeof(FreqEntry);
-	if (initial_bytes > (double) state->budget)
-		ReportBudgetExceeded((int64) initial_classes, initial_bytes, state->budget);
-	state->classes = freqhash_create(context, initial_classes, NULL);
-	return state;
-}
-
-/* Add count rows of the class with fingerprint fp */
-void
-FreqStateAdd(FreqState *state, const QidFingerprint *fp, int64 count)
+InsertIntoTable(FreqState *state, freqhash_hash *table,
+				const QidFingerprint *fp, int64 count)
 {
 	FreqEntry  *entry;
 	bool		found;
+	uint64		size_before = table->size;
 
-	EnsureRoomForOneMore(state);
-	entry = freqhash_insert(state->classes, *fp, &found);
-	CheckBudgetAfterInsert(state);
+	if (unlikely(table->members + 1 >= table->grow_threshold))
+	{
+		double		next = state->memory + (double) table->size * sizeof(FreqEntry);
+
+		if (next > (double) state->budget)
+			ReportBudgetExceeded(state->classes, next, state->budget);
+	}
+
+	entry = freqhash_insert(table, *fp, &found);
+
+	if (unlikely(table->size != size_before))
+	{
+		state->memory += (double) (table->size - size_before) * sizeof(FreqEntry);
+		if (state->memory > (double) state->budget)
+			ReportBudgetExceeded(state->classes, state->memory, state->budget);
+	}
+
 	if (!found)
 	{
 		entry->count = count;
+		state->classes++;
 		if (count == 1)
 			state->singletons++;
 	}
@@ -121,19 +159,145 @@ FreqStateAdd(FreqState *state, const QidFingerprint *fp, int64 count)
 	state->rows += count;
 }
 
+/* Insert a partition's buffered rows into its table */
+static void
+DrainPartition(FreqState *state, FreqPartition *partition)
+{
+	for (int i = 0; i < partition->npending; i++)
+		InsertIntoTable(state, partition->table, &partition->pending[i], 1);
+	partition->npending = 0;
+}
+
+/* Split the single table into partitions sized for about nclasses classes */
+static void
+Partition(FreqState *state, Size nclasses)
+{
+	freqhash_hash *single = state->single;
+	Size		per_partition = Max(nclasses / PARTITIONS, 64);
+	double		buffers = (double) PARTITIONS * sizeof(FreqPartition);
+
+	if (state->memory + buffers > (double) state->budget)
+		ReportBudgetExceeded(state->classes, state->memory + buffers, state->budget);
+	state->parts = MemoryContextAllocHuge(state->context, PARTITIONS * sizeof(FreqPartition));
+	state->memory += buffers;
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		state->parts[p].table = CreateTable(state, per_partition);
+		state->parts[p].npending = 0;
+	}
+
+	state->single = NULL;
+	if (single != NULL)
+	{
+		freqhash_iterator iterator;
+		FreqEntry  *entry;
+		int64		rows = state->rows;
+		int64		singletons = state->singletons;
+		int64		classes = state->classes;
+
+		/* moving entries leaves the counters as they were */
+		freqhash_start_iterate(single, &iterator);
+		while ((entry = freqhash_iterate(single, &iterator)) != NULL)
+			InsertIntoTable(state, state->parts[PartitionOf(&entry->key)].table,
+							&entry->key, entry->count);
+		state->rows = rows;
+		state->singletons = singletons;
+		state->classes = classes;
+		DestroyTable(state, single);
+	}
+}
+
+/* Create an empty state in context, sized for about nclasses classes */
+FreqState *
+FreqStateCreate(MemoryContext context, Size nclasses)
+{
+	FreqState  *state = MemoryContextAllocZero(context, sizeof(FreqState));
+
+	state->context = context;
+	state->budget = QidStateMemoryBudget();
+	state->memory = sizeof(FreqState);
+	if (nclasses > PARTITION_AFTER_CLASSES)
+		Partition(state, nclasses);
+	else
+		state->single = CreateTable(state, Max(nclasses, 64));
+	return state;
+}
+
+/* Count one row of class fp */
+void
+FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
+{
+	FreqPartition *partition;
+
+	if (state->single != NULL)
+	{
+		InsertIntoTable(state, state->single, fp, 1);
+		/* a window aggregate reads its state after every row: keep it settled */
+		if (unlikely(state->classes > PARTITION_AFTER_CLASSES) && !state->windowed)
+			Partition(state, (Size) state->classes * 2);
+		return;
+	}
+
+	partition = &state->parts[PartitionOf(fp)];
+	partition->pending[partition->npending++] = *fp;
+	state->unsettled = true;
+	if (partition->npending == PENDING_PER_PARTITION)
+		DrainPartition(state, partition);
+}
+
+/* Add count rows of class fp directly into its table */
+static void
+AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
+{
+	if (state->single != NULL)
+	{
+		InsertIntoTable(state, state->single, fp, count);
+		if (unlikely(state->classes > PARTITION_AFTER_CLASSES) && !state->windowed)
+			Partition(state, (Size) state->classes * 2);
+	}
+	else
+		InsertIntoTable(state, state->parts[PartitionOf(fp)].table, fp, count);
+}
+
+/* Insert every buffered row, so the counters and tables are complete */
+void
+FreqStateSettle(FreqState *state)
+{
+	if (!state->unsettled)
+		return;
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		DrainPartition(state, &state->parts[p]);
+	}
+	state->unsettled = false;
+}
+
+/* The table holding class fp, or the single table */
+static freqhash_hash *
+TableOf(FreqState *state, const QidFingerprint *fp)
+{
+	return state->single ? state->single : state->parts[PartitionOf(fp)].table;
+}
+
 /* Take one row of class fp out again (inverse transition of a moving window) */
 void
-FreqStateRemove(FreqState *state, const QidFingerprint *fp)
+FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 {
-	FreqEntry  *entry = freqhash_lookup(state->classes, *fp);
+	freqhash_hash *table;
+	FreqEntry  *entry;
 
+	FreqStateSettle(state);
+	table = TableOf(state, fp);
+	entry = freqhash_lookup(table, *fp);
 	if (entry == NULL)
 		elog(ERROR, "qidrisk: removing a row that was never added");
 
 	if (entry->count == 1)
 	{
 		state->singletons--;
-		freqhash_delete_item(state->classes, entry);
+		state->classes--;
+		freqhash_delete_item(table, entry);
 	}
 	else
 	{
@@ -144,73 +308,160 @@ FreqStateRemove(FreqState *state, const QidFingerprint *fp)
 	state->rows--;
 }
 
+/* Call visit for every table of a settled state */
+typedef void (*TableVisitor) (freqhash_hash *table, void *arg);
+
+static void
+ForEachTable(FreqState *state, TableVisitor visit, void *arg)
+{
+	if (state->single != NULL)
+		visit(state->single, arg);
+	else
+		for (int p = 0; p < PARTITIONS; p++)
+			visit(state->parts[p].table, arg);
+}
+
 /* Add every class of from into into */
 void
-FreqStateMerge(FreqState *into, const FreqState *from)
+FreqStateMerge(FreqState *into, FreqState *from)
 {
-	freqhash_iterator iterator;
-	FreqEntry  *entry;
-	uint64		visited = 0;
+	FreqStateSettle(into);
+	FreqStateSettle(from);
 
 	if (into->k == 0)
 		into->k = from->k;
 	else if (from->k != 0 && from->k != into->k)
 		elog(ERROR, "qidrisk: cannot merge states with different k");
 
-	freqhash_start_iterate(from->classes, &iterator);
-	while ((entry = freqhash_iterate(from->classes, &iterator)) != NULL)
+	if (into->single != NULL && !into->windowed &&
+		into->classes + from->classes > PARTITION_AFTER_CLASSES)
+		Partition(into, (Size) (into->classes + from->classes));
+
+	/* partition by partition, so each target table stays in cache */
+	for (int p = 0; p < (from->single ? 1 : PARTITIONS); p++)
 	{
-		if ((++visited & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		FreqStateAdd(into, &entry->key, entry->count);
+		freqhash_hash *table = from->single ? from->single : from->parts[p].table;
+		freqhash_iterator iterator;
+		FreqEntry  *entry;
+		uint64		visited = 0;
+
+		freqhash_start_iterate(table, &iterator);
+		while ((entry = freqhash_iterate(table, &iterator)) != NULL)
+		{
+			if ((++visited & INTERRUPT_CHECK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			AddClass(into, &entry->key, entry->count);
+		}
 	}
 }
 
-/* Number of distinct QID combinations */
-int64
-FreqStateClasses(const FreqState *state)
+/* Release a state's memory; the state must not be used afterwards */
+void
+FreqStateFree(FreqState *state)
 {
-	return (int64) state->classes->members;
+	if (state->single != NULL)
+		DestroyTable(state, state->single);
+	else
+	{
+		for (int p = 0; p < PARTITIONS; p++)
+			DestroyTable(state, state->parts[p].table);
+		pfree(state->parts);
+	}
+	pfree(state);
+}
+
+int64
+FreqStateRows(FreqState *state)
+{
+	FreqStateSettle(state);
+	return state->rows;
+}
+
+int64
+FreqStateSingletons(FreqState *state)
+{
+	FreqStateSettle(state);
+	return state->singletons;
+}
+
+int64
+FreqStateClasses(FreqState *state)
+{
+	FreqStateSettle(state);
+	return state->classes;
+}
+
+typedef struct VisitContext
+{
+	FreqVisitor visitor;
+	void	   *arg;
+	uint64		visited;
+} VisitContext;
+
+static void
+VisitTable(freqhash_hash *table, void *arg)
+{
+	VisitContext *context = (VisitContext *) arg;
+	freqhash_iterator iterator;
+	FreqEntry  *entry;
+
+	freqhash_start_iterate(table, &iterator);
+	while ((entry = freqhash_iterate(table, &iterator)) != NULL)
+	{
+		if ((++context->visited & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		context->visitor(entry->count, context->arg);
+	}
 }
 
 /* Call visitor with the size of every class */
 void
-FreqStateVisit(const FreqState *state, FreqVisitor visitor, void *arg)
+FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 {
+	VisitContext context = {visitor, arg, 0};
+
+	FreqStateSettle(state);
+	ForEachTable(state, VisitTable, &context);
+}
+
+static void
+SerializeTable(freqhash_hash *table, void *arg)
+{
+	StringInfo	buf = (StringInfo) arg;
 	freqhash_iterator iterator;
 	FreqEntry  *entry;
 	uint64		visited = 0;
 
-	freqhash_start_iterate(state->classes, &iterator);
-	while ((entry = freqhash_iterate(state->classes, &iterator)) != NULL)
+	freqhash_start_iterate(table, &iterator);
+	while ((entry = freqhash_iterate(table, &iterator)) != NULL)
 	{
 		if ((++visited & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
-		visitor(entry->count, arg);
+		pq_sendint64(buf, (int64) entry->key.lo);
+		pq_sendint64(buf, (int64) entry->key.hi);
+		pq_sendint64(buf, entry->count);
 	}
 }
 
 /*
  * Serialize: format version, rows, singletons, k, class count, then each
- * class as (fingerprint low, fingerprint high, size).
+ * class as (fingerprint low, fingerprint high, size), partition by partition.
  */
 bytea *
-FreqStateSerialize(const FreqState *state)
+FreqStateSerialize(FreqState *state)
 {
 	StringInfoData buf;
-	freqhash_iterator iterator;
-	FreqEntry  *entry;
 	double		bytes;
-	uint64		visited = 0;
 
+	FreqStateSettle(state);
 	bytes = SERIALIZED_HEADER_BYTES + VARHDRSZ +
-		(double) state->classes->members * SERIALIZED_CLASS_BYTES;
+		(double) state->classes * SERIALIZED_CLASS_BYTES;
 	if (bytes > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("qidrisk frequency state too large to serialize"),
 				 errdetail("The state holds " INT64_FORMAT " classes; at most %zu fit in one message.",
-						   (int64) state->classes->members,
+						   state->classes,
 						   (Size) ((MaxAllocSize - SERIALIZED_HEADER_BYTES - VARHDRSZ) /
 								   SERIALIZED_CLASS_BYTES)),
 				 errhint("Disable parallel aggregation (max_parallel_workers_per_gather = 0) "
@@ -222,17 +473,8 @@ FreqStateSerialize(const FreqState *state)
 	pq_sendint64(&buf, state->rows);
 	pq_sendint64(&buf, state->singletons);
 	pq_sendint32(&buf, state->k);
-	pq_sendint64(&buf, (int64) state->classes->members);
-
-	freqhash_start_iterate(state->classes, &iterator);
-	while ((entry = freqhash_iterate(state->classes, &iterator)) != NULL)
-	{
-		if ((++visited & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		pq_sendint64(&buf, (int64) entry->key.lo);
-		pq_sendint64(&buf, (int64) entry->key.hi);
-		pq_sendint64(&buf, entry->count);
-	}
+	pq_sendint64(&buf, state->classes);
+	ForEachTable(state, SerializeTable, &buf);
 	return pq_endtypsend(&buf);
 }
 
@@ -272,12 +514,14 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	singletons = pq_getmsgint64(&buf);
 	k = pq_getmsgint(&buf, 4);
 	nclasses = pq_getmsgint64(&buf);
-	if (rows < 0 || singletons < 0 || k < 0 || nclasses < 0 || nclasses > rows)
+	if (rows < 0 || singletons < 0 || k < 0 || nclasses < 0 || nclasses > rows ||
+		singletons > nclasses)
 		CorruptState("The state's header holds impossible counts.");
 	if ((double) (buf.len - buf.cursor) != (double) nclasses * SERIALIZED_CLASS_BYTES)
 		CorruptState("The state's length does not match its number of classes.");
 
 	state = FreqStateCreate(context, (Size) nclasses);
+	state->private_copy = true;
 	state->k = k;
 	for (int64 i = 0; i < nclasses; i++)
 	{
@@ -289,14 +533,14 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 		fp.lo = (uint64) pq_getmsgint64(&buf);
 		fp.hi = (uint64) pq_getmsgint64(&buf);
 		count = pq_getmsgint64(&buf);
-		if (count <= 0)
-			CorruptState("A class of the state has a size below one.");
-		FreqStateAdd(state, &fp, count);
+		if (count <= 0 || count > rows - state->rows)
+			CorruptState("A class of the state has an impossible size.");
+		AddClass(state, &fp, count);
 	}
 	pq_getmsgend(&buf);
 
 	if (state->rows != rows || state->singletons != singletons ||
-		FreqStateClasses(state) != nclasses)
+		state->classes != nclasses)
 		CorruptState("The state's classes do not add up to its header.");
 	return state;
 }

@@ -61,11 +61,19 @@ AggregateContext(FunctionCallInfo fcinfo)
 static FreqState *
 StateForUpdate(FunctionCallInfo fcinfo)
 {
-	MemoryContext aggcontext = AggregateContext(fcinfo);
+	MemoryContext aggcontext;
+	int			caller;
+	FreqState  *state;
 
-	if (PG_ARGISNULL(0))
-		return FreqStateCreate(aggcontext, 0);
-	return (FreqState *) PG_GETARG_POINTER(0);
+	if (!PG_ARGISNULL(0))
+		return (FreqState *) PG_GETARG_POINTER(0);
+
+	caller = AggCheckCallContext(fcinfo, &aggcontext);
+	if (caller == 0)
+		AggregateContext(fcinfo);	/* raises the error */
+	state = FreqStateCreate(aggcontext, 0);
+	state->windowed = (caller == AGG_CONTEXT_WINDOW);
+	return state;
 }
 
 /* Fingerprint the QID arguments of this row, starting at firstarg */
@@ -111,7 +119,7 @@ qidrisk_freq_transfn(PG_FUNCTION_ARGS)
 	QidFingerprint fp;
 
 	RowFingerprint(fcinfo, 1, &fp);
-	FreqStateAdd(state, &fp, 1);
+	FreqStateAddRow(state, &fp);
 	PG_RETURN_POINTER(state);
 }
 
@@ -123,7 +131,7 @@ qidrisk_freq_invtransfn(PG_FUNCTION_ARGS)
 	QidFingerprint fp;
 
 	RowFingerprint(fcinfo, 1, &fp);
-	FreqStateRemove(state, &fp);
+	FreqStateRemoveRow(state, &fp);
 	PG_RETURN_POINTER(state);
 }
 
@@ -136,7 +144,7 @@ qidrisk_freq_k_transfn(PG_FUNCTION_ARGS)
 
 	RememberK(fcinfo, state);
 	RowFingerprint(fcinfo, 2, &fp);
-	FreqStateAdd(state, &fp, 1);
+	FreqStateAddRow(state, &fp);
 	PG_RETURN_POINTER(state);
 }
 
@@ -148,7 +156,7 @@ qidrisk_freq_k_invtransfn(PG_FUNCTION_ARGS)
 	QidFingerprint fp;
 
 	RowFingerprint(fcinfo, 2, &fp);
-	FreqStateRemove(state, &fp);
+	FreqStateRemoveRow(state, &fp);
 	PG_RETURN_POINTER(state);
 }
 
@@ -160,15 +168,38 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 	FreqState  *into = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
 	FreqState  *from = PG_ARGISNULL(1) ? NULL : (FreqState *) PG_GETARG_POINTER(1);
 
+	bool		adoptable;
+
 	if (from == NULL)
 	{
 		if (into == NULL)
 			PG_RETURN_NULL();
 		PG_RETURN_POINTER(into);
 	}
+
+	/*
+	 * A deserialized state lives in our own aggregate context and nobody else
+	 * holds it, so it can be kept instead of copied; any other state belongs
+	 * to the node that produced it and must be copied.
+	 */
+	adoptable = from->private_copy && from->context == aggcontext;
 	if (into == NULL)
+	{
+		if (adoptable)
+			PG_RETURN_POINTER(from);
 		into = FreqStateCreate(aggcontext, (Size) FreqStateClasses(from));
+	}
+	else if (adoptable && FreqStateClasses(from) > FreqStateClasses(into))
+	{
+		FreqState  *smaller = into;
+
+		/* merge the smaller state into the larger one */
+		into = from;
+		from = smaller;
+	}
 	FreqStateMerge(into, from);
+	if (from->private_copy && from->context == aggcontext)
+		FreqStateFree(from);
 	PG_RETURN_POINTER(into);
 }
 
@@ -194,7 +225,7 @@ qidrisk_singleton_count_final(PG_FUNCTION_ARGS)
 {
 	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
 
-	PG_RETURN_INT64(state ? state->singletons : 0);
+	PG_RETURN_INT64(state ? FreqStateSingletons(state) : 0);
 }
 
 Datum
@@ -270,7 +301,7 @@ qidrisk_k_anonymity_final(PG_FUNCTION_ARGS)
 	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
 	ClassSizeSummary summary;
 
-	if (state == NULL || state->rows == 0)
+	if (state == NULL || FreqStateRows(state) == 0)
 		PG_RETURN_NULL();
 	SummarizeClasses(state, 0, false, &summary);
 	PG_RETURN_INT64(summary.smallest);
@@ -353,7 +384,7 @@ qidrisk_class_profile_final(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[8];
 	bool		nulls[8] = {false};
-	int64		rows = state ? state->rows : 0;
+	int64		rows = state ? FreqStateRows(state) : 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "class_profile must return a composite type");
@@ -362,10 +393,10 @@ qidrisk_class_profile_final(PG_FUNCTION_ARGS)
 	SummarizeClasses(state, 0, true, &summary);
 	values[0] = Int64GetDatum(rows);
 	values[1] = Int64GetDatum(state ? FreqStateClasses(state) : 0);
-	values[2] = Int64GetDatum(state ? state->singletons : 0);
+	values[2] = Int64GetDatum(state ? FreqStateSingletons(state) : 0);
 	if (rows > 0)
 	{
-		values[3] = Float8GetDatum((double) state->singletons / (double) rows);
+		values[3] = Float8GetDatum((double) FreqStateSingletons(state) / (double) rows);
 		values[4] = Int64GetDatum(summary.smallest);
 		values[5] = Int64GetDatum(summary.largest);
 	}

@@ -46,28 +46,42 @@ typedef struct FreqEntry
 } FreqEntry;
 
 struct freqhash_hash;
+typedef struct FreqPartition FreqPartition;
 
-/* Transition state shared by every frequency aggregate */
+/*
+ * Transition state shared by every frequency aggregate.  Read its counters
+ * through the accessors: rows may still sit in partition buffers.
+ */
 typedef struct FreqState
 {
-	MemoryContext context;		/* where the hash table lives */
-	struct freqhash_hash *classes;	/* fingerprint -> class size */
-	int64		rows;			/* rows aggregated */
+	MemoryContext context;		/* where the hash tables live */
+	struct freqhash_hash *single;	/* the one table of a small state */
+	FreqPartition *parts;		/* the partitions of a large state */
+	bool		unsettled;		/* rows wait in partition buffers */
+	bool		windowed;		/* a window aggregate's: never partitioned */
+	bool		private_copy;	/* made by deserialization, owned by context */
+	int64		rows;			/* rows counted so far */
+	int64		classes;		/* distinct fingerprints */
 	int64		singletons;		/* classes of size 1 */
 	int32		k;				/* rows_below_k's threshold, 0 if unused */
-	Size		budget;			/* bytes the hash table may occupy */
+	Size		budget;			/* bytes the state may occupy */
+	double		memory;			/* bytes the state occupies */
 } FreqState;
 
-extern FreqState *FreqStateCreate(MemoryContext context, Size initial_classes);
-extern void FreqStateAdd(FreqState *state, const QidFingerprint *fp, int64 count);
-extern void FreqStateRemove(FreqState *state, const QidFingerprint *fp);
-extern void FreqStateMerge(FreqState *into, const FreqState *from);
-extern int64 FreqStateClasses(const FreqState *state);
-extern bytea *FreqStateSerialize(const FreqState *state);
+extern FreqState *FreqStateCreate(MemoryContext context, Size nclasses);
+extern void FreqStateAddRow(FreqState *state, const QidFingerprint *fp);
+extern void FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp);
+extern void FreqStateSettle(FreqState *state);
+extern void FreqStateMerge(FreqState *into, FreqState *from);
+extern void FreqStateFree(FreqState *state);
+extern int64 FreqStateRows(FreqState *state);
+extern int64 FreqStateClasses(FreqState *state);
+extern int64 FreqStateSingletons(FreqState *state);
+extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
-extern void FreqStateVisit(const FreqState *state, FreqVisitor visitor, void *arg);
+extern void FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg);
 
 #endif							/* QIDRISK_H */

@@ -76,3 +76,10 @@ SELECT sex, singleton_count(birth_year, zip), class_count(birth_year, zip) FROM 
 SELECT singleton_count(birth_year, sex, zip) = s.singletons AS equal,
 	class_profile(sex, score) = s.profile AS profile_equal
 FROM pop_parts, serial_answers s GROUP BY s.singletons, s.profile;
+-- the memory budget holds in parallel workers too, and the session goes on
+SET qidrisk.max_state_memory = '1MB';
+\set VERBOSITY terse
+SELECT singleton_count(birth_year, sex, zip) FROM pop;
+\set VERBOSITY default
+RESET qidrisk.max_state_memory;
+SELECT singleton_count(birth_year, sex, zip) = s.singletons AS equal FROM pop, serial_answers s GROUP BY s.singletons;
