@@ -308,17 +308,36 @@ FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 	state->rows--;
 }
 
-/* Call visit for every table of a settled state */
-typedef void (*TableVisitor) (freqhash_hash *table, void *arg);
+/* Call visit for every class of a state, partition by partition */
+typedef void (*EntryVisitor) (FreqEntry *entry, void *arg);
 
 static void
-ForEachTable(FreqState *state, TableVisitor visit, void *arg)
+ForEachEntry(FreqState *state, EntryVisitor visit, void *arg)
 {
-	if (state->single != NULL)
-		visit(state->single, arg);
-	else
-		for (int p = 0; p < PARTITIONS; p++)
-			visit(state->parts[p].table, arg);
+	int			ntables = state->single ? 1 : PARTITIONS;
+	uint64		visited = 0;
+
+	FreqStateSettle(state);
+	for (int p = 0; p < ntables; p++)
+	{
+		freqhash_hash *table = state->single ? state->single : state->parts[p].table;
+		freqhash_iterator iterator;
+		FreqEntry  *entry;
+
+		freqhash_start_iterate(table, &iterator);
+		while ((entry = freqhash_iterate(table, &iterator)) != NULL)
+		{
+			if ((++visited & INTERRUPT_CHECK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			visit(entry, arg);
+		}
+	}
+}
+
+static void
+MergeEntry(FreqEntry *entry, void *arg)
+{
+	AddClass((FreqState *) arg, &entry->key, entry->count);
 }
 
 /* Add every class of from into into */
@@ -337,22 +356,8 @@ FreqStateMerge(FreqState *into, FreqState *from)
 		into->classes + from->classes > PARTITION_AFTER_CLASSES)
 		Partition(into, (Size) (into->classes + from->classes));
 
-	/* partition by partition, so each target table stays in cache */
-	for (int p = 0; p < (from->single ? 1 : PARTITIONS); p++)
-	{
-		freqhash_hash *table = from->single ? from->single : from->parts[p].table;
-		freqhash_iterator iterator;
-		FreqEntry  *entry;
-		uint64		visited = 0;
-
-		freqhash_start_iterate(table, &iterator);
-		while ((entry = freqhash_iterate(table, &iterator)) != NULL)
-		{
-			if ((++visited & INTERRUPT_CHECK_MASK) == 0)
-				CHECK_FOR_INTERRUPTS();
-			AddClass(into, &entry->key, entry->count);
-		}
-	}
+	/* the source is read partition by partition, so targets stay in cache */
+	ForEachEntry(from, MergeEntry, into);
 }
 
 /* Release a state's memory; the state must not be used afterwards */
@@ -395,52 +400,33 @@ typedef struct VisitContext
 {
 	FreqVisitor visitor;
 	void	   *arg;
-	uint64		visited;
 } VisitContext;
 
 static void
-VisitTable(freqhash_hash *table, void *arg)
+VisitEntry(FreqEntry *entry, void *arg)
 {
 	VisitContext *context = (VisitContext *) arg;
-	freqhash_iterator iterator;
-	FreqEntry  *entry;
 
-	freqhash_start_iterate(table, &iterator);
-	while ((entry = freqhash_iterate(table, &iterator)) != NULL)
-	{
-		if ((++context->visited & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		context->visitor(entry->count, context->arg);
-	}
+	context->visitor(entry->count, context->arg);
 }
 
 /* Call visitor with the size of every class */
 void
 FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 {
-	VisitContext context = {visitor, arg, 0};
+	VisitContext context = {visitor, arg};
 
-	FreqStateSettle(state);
-	ForEachTable(state, VisitTable, &context);
+	ForEachEntry(state, VisitEntry, &context);
 }
 
 static void
-SerializeTable(freqhash_hash *table, void *arg)
+SerializeEntry(FreqEntry *entry, void *arg)
 {
 	StringInfo	buf = (StringInfo) arg;
-	freqhash_iterator iterator;
-	FreqEntry  *entry;
-	uint64		visited = 0;
 
-	freqhash_start_iterate(table, &iterator);
-	while ((entry = freqhash_iterate(table, &iterator)) != NULL)
-	{
-		if ((++visited & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		pq_sendint64(buf, (int64) entry->key.lo);
-		pq_sendint64(buf, (int64) entry->key.hi);
-		pq_sendint64(buf, entry->count);
-	}
+	pq_sendint64(buf, (int64) entry->key.lo);
+	pq_sendint64(buf, (int64) entry->key.hi);
+	pq_sendint64(buf, entry->count);
 }
 
 /*
@@ -474,7 +460,7 @@ FreqStateSerialize(FreqState *state)
 	pq_sendint64(&buf, state->singletons);
 	pq_sendint32(&buf, state->k);
 	pq_sendint64(&buf, state->classes);
-	ForEachTable(state, SerializeTable, &buf);
+	ForEachEntry(state, SerializeEntry, &buf);
 	return pq_endtypsend(&buf);
 }
 

@@ -111,53 +111,49 @@ RememberK(FunctionCallInfo fcinfo, FreqState *state)
 				 errdetail("Saw k = %d and then k = %d.", state->k, k)));
 }
 
-/* Transition: count the row's QID combination */
-Datum
-qidrisk_freq_transfn(PG_FUNCTION_ARGS)
+/* Count (or, for an inverse transition, uncount) the row's QID combination */
+static Datum
+UpdateState(FunctionCallInfo fcinfo, int firstarg, bool remove)
 {
 	FreqState  *state = StateForUpdate(fcinfo);
 	QidFingerprint fp;
 
-	RowFingerprint(fcinfo, 1, &fp);
-	FreqStateAddRow(state, &fp);
+	if (firstarg == 2 && !remove)
+		RememberK(fcinfo, state);
+	RowFingerprint(fcinfo, firstarg, &fp);
+	if (remove)
+		FreqStateRemoveRow(state, &fp);
+	else
+		FreqStateAddRow(state, &fp);
 	PG_RETURN_POINTER(state);
+}
+
+/* Transition: count the row's QID combination */
+Datum
+qidrisk_freq_transfn(PG_FUNCTION_ARGS)
+{
+	return UpdateState(fcinfo, 1, false);
 }
 
 /* Inverse transition for moving window frames: uncount the row */
 Datum
 qidrisk_freq_invtransfn(PG_FUNCTION_ARGS)
 {
-	FreqState  *state = StateForUpdate(fcinfo);
-	QidFingerprint fp;
-
-	RowFingerprint(fcinfo, 1, &fp);
-	FreqStateRemoveRow(state, &fp);
-	PG_RETURN_POINTER(state);
+	return UpdateState(fcinfo, 1, true);
 }
 
 /* Transition of rows_below_k(k, qid...): argument 1 is k */
 Datum
 qidrisk_freq_k_transfn(PG_FUNCTION_ARGS)
 {
-	FreqState  *state = StateForUpdate(fcinfo);
-	QidFingerprint fp;
-
-	RememberK(fcinfo, state);
-	RowFingerprint(fcinfo, 2, &fp);
-	FreqStateAddRow(state, &fp);
-	PG_RETURN_POINTER(state);
+	return UpdateState(fcinfo, 2, false);
 }
 
 /* Inverse transition of rows_below_k */
 Datum
 qidrisk_freq_k_invtransfn(PG_FUNCTION_ARGS)
 {
-	FreqState  *state = StateForUpdate(fcinfo);
-	QidFingerprint fp;
-
-	RowFingerprint(fcinfo, 2, &fp);
-	FreqStateRemoveRow(state, &fp);
-	PG_RETURN_POINTER(state);
+	return UpdateState(fcinfo, 2, true);
 }
 
 /* Combine two partial states into a state owned by the aggregate context */
