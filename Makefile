@@ -1,7 +1,7 @@
 # qidrisk: PGXS build
 EXTENSION = qidrisk
 MODULE_big = qidrisk
-OBJS = src/qidrisk.o src/fingerprint.o src/freqstate.o src/frequency.o
+OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqstate.o src/frequency.o src/birthday.o src/distribution.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)
@@ -16,6 +16,9 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# every C file includes the shared header
+$(OBJS): src/qidrisk.h
 
 .PHONY: prove
 prove:

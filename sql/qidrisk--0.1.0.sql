@@ -123,7 +123,7 @@ CREATE AGGREGATE class_profile(VARIADIC "any") (
 	PARALLEL = SAFE
 );
 
-CREATE AGGREGATE rows_below_k(integer, VARIADIC "any") (
+CREATE AGGREGATE rows_below_k(k integer, VARIADIC qid "any") (
 	SFUNC = qidrisk_freq_k_transfn,
 	STYPE = internal,
 	FINALFUNC = qidrisk_rows_below_k_final,
@@ -181,3 +181,214 @@ $$;
 
 COMMENT ON FUNCTION class_histogram(qid_profile) IS
 'the class-size histogram of a class_profile result, one row per class size';
+
+-------------------------------------------------------------------------------
+-- Heterogeneity and birthday uniqueness (Koot, Mandjes, van 't Noordende and
+-- de Laat 2011)
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION birthday_uniqueness(k bigint, n double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'birthday_uniqueness_uniform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION birthday_uniqueness(bigint, double precision) IS
+'probability that k draws from n equally likely values are all distinct: n!/((n-k)! n^k)';
+
+CREATE FUNCTION birthday_uniqueness(k bigint, n double precision, kappa double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'birthday_uniqueness_koot'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION birthday_uniqueness(bigint, double precision, double precision) IS
+'Koot et al.''s approximation for a distribution at KL distance kappa from uniform: pi_u(k,n) exp(-kappa k^2/n)';
+
+CREATE FUNCTION birthday_uniqueness_approx(k bigint, n double precision, kappa double precision DEFAULT 0)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'birthday_uniqueness_approx'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION birthday_uniqueness_approx(bigint, double precision, double precision) IS
+'closed-form approximation exp(-(1/2 + kappa) k^2 / n)';
+
+CREATE FUNCTION birthday_uniqueness_poisson(k bigint, n double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'birthday_uniqueness_poisson_uniform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION birthday_uniqueness_poisson(bigint, double precision) IS
+'Poissonized uniform probability e^{-k} (1 + k/n)^n (exact for a Poisson(k) number of draws)';
+
+CREATE FUNCTION birthday_max_k(target double precision, n double precision)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'birthday_max_k_uniform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION birthday_max_k(double precision, double precision) IS
+'largest group size k whose all-distinct probability under n uniform values is at least target';
+
+CREATE FUNCTION birthday_max_k(target double precision, n double precision, kappa double precision)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'birthday_max_k_koot'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION birthday_max_k(double precision, double precision, double precision) IS
+'largest group size k whose all-distinct probability under Koot''s approximation is at least target';
+
+-- Aggregates over a distribution: raw rows share the frequency state
+CREATE FUNCTION qidrisk_freq_value_transfn(internal, anyelement)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'qidrisk_freq_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_freq_value_param_transfn(internal, anyelement, bigint)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_freq_param_value_transfn(internal, bigint, anyelement)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'qidrisk_freq_k_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_freq_target_value_transfn(internal, double precision, anyelement)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'qidrisk_freq_k_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- ... and (value, weight) rows a weighted state
+CREATE FUNCTION qidrisk_weight_value_param_transfn(internal, anyelement, double precision, bigint)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_weight_param_transfn(internal, bigint, anyelement, double precision)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_weight_target_transfn(internal, double precision, anyelement, double precision)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'qidrisk_weight_param_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_weight_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_weight_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_weight_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_kl_uniform_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_kl_uniform_weighted_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_birthday_exact_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_birthday_exact_weighted_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_birthday_poisson_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_birthday_poisson_weighted_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_birthday_max_k_final(internal)
+RETURNS bigint
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_birthday_max_k_weighted_final(internal)
+RETURNS bigint
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE kl_uniform(value anyelement) (
+	SFUNC = qidrisk_freq_value_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_kl_uniform_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize, DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE kl_uniform(anyelement) IS
+'Kullback-Leibler distance (natural log) of the values'' distribution to uniform over the observed values';
+
+CREATE AGGREGATE kl_uniform(value anyelement, domain_size bigint) (
+	SFUNC = qidrisk_freq_value_param_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_kl_uniform_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize, DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE kl_uniform(anyelement, bigint) IS
+'Kullback-Leibler distance (natural log) of the values'' distribution to uniform over domain_size values';
+
+CREATE AGGREGATE kl_uniform(value anyelement, weight double precision, domain_size bigint) (
+	SFUNC = qidrisk_weight_value_param_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_kl_uniform_weighted_final,
+	COMBINEFUNC = qidrisk_weight_combine,
+	SERIALFUNC = qidrisk_weight_serialize, DESERIALFUNC = qidrisk_weight_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE kl_uniform(anyelement, double precision, bigint) IS
+'Kullback-Leibler distance to uniform of a (value, weight) distribution such as a census table';
+
+CREATE AGGREGATE birthday_uniqueness_exact(k bigint, value anyelement) (
+	SFUNC = qidrisk_freq_param_value_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_birthday_exact_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize, DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE birthday_uniqueness_exact(bigint, anyelement) IS
+'exact probability k! e_k(p) that k draws from the values'' distribution are all distinct';
+
+CREATE AGGREGATE birthday_uniqueness_exact(k bigint, value anyelement, weight double precision) (
+	SFUNC = qidrisk_weight_param_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_birthday_exact_weighted_final,
+	COMBINEFUNC = qidrisk_weight_combine,
+	SERIALFUNC = qidrisk_weight_serialize, DESERIALFUNC = qidrisk_weight_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE birthday_uniqueness_exact(bigint, anyelement, double precision) IS
+'exact probability k! e_k(p) that k draws from a (value, weight) distribution are all distinct';
+
+CREATE AGGREGATE birthday_uniqueness_poisson_product(k bigint, value anyelement) (
+	SFUNC = qidrisk_freq_param_value_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_birthday_poisson_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize, DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE birthday_uniqueness_poisson_product(bigint, anyelement) IS
+'Poissonized all-distinct probability prod_i e^{-k p_i} (1 + k p_i) of the values'' distribution';
+
+CREATE AGGREGATE birthday_uniqueness_poisson_product(k bigint, value anyelement, weight double precision) (
+	SFUNC = qidrisk_weight_param_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_birthday_poisson_weighted_final,
+	COMBINEFUNC = qidrisk_weight_combine,
+	SERIALFUNC = qidrisk_weight_serialize, DESERIALFUNC = qidrisk_weight_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE birthday_uniqueness_poisson_product(bigint, anyelement, double precision) IS
+'Poissonized all-distinct probability prod_i e^{-k p_i} (1 + k p_i) of a (value, weight) distribution';
+
+CREATE AGGREGATE birthday_max_k_exact(target double precision, value anyelement) (
+	SFUNC = qidrisk_freq_target_value_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_birthday_max_k_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize, DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE birthday_max_k_exact(double precision, anyelement) IS
+'largest group size k whose exact all-distinct probability under the values'' distribution is at least target';
+
+CREATE AGGREGATE birthday_max_k_exact(target double precision, value anyelement, weight double precision) (
+	SFUNC = qidrisk_weight_target_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_birthday_max_k_weighted_final,
+	COMBINEFUNC = qidrisk_weight_combine,
+	SERIALFUNC = qidrisk_weight_serialize, DESERIALFUNC = qidrisk_weight_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE birthday_max_k_exact(double precision, anyelement, double precision) IS
+'largest group size k whose exact all-distinct probability under a (value, weight) distribution is at least target';

@@ -90,13 +90,13 @@ ArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid)
 
 /*
  * Return the hashing plan for this call site, building it on first use.
- * Arguments before firstarg are parameters, not part of the QID.
+ * The QID is ncolumns arguments from firstarg on; -1 means all the rest.
  */
 QidHasher *
-QidHasherGet(FunctionCallInfo fcinfo, int firstarg, const char *funcname)
+QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
+			 const char *funcname)
 {
 	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
-	int			ncolumns;
 
 	if (hasher != NULL)
 		return hasher;
@@ -109,7 +109,8 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, const char *funcname)
 				 errhint("Write %s(col1, col2, ...) instead of %s(VARIADIC ARRAY[...]).",
 						 funcname, funcname)));
 
-	ncolumns = PG_NARGS() - firstarg;
+	if (ncolumns < 0)
+		ncolumns = PG_NARGS() - firstarg;
 	if (ncolumns < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -6,22 +6,27 @@
  * singleton_count, class_count, k_anonymity and class_profile in one query.
  *
  * A small state is one hash table.  Past PARTITION_AFTER_CLASSES classes the
- * state splits into PARTITIONS tables by the fingerprint's top bits, and new
- * rows are first buffered per partition and inserted a buffer at a time: each
- * partition's table is small enough to stay in cache while its buffer drains,
- * which is what makes counting ten million classes cheap (the same idea as
- * radix-partitioned hash aggregation).  Counters (rows, singletons) include
- * buffered rows only after FreqStateSettle, which every reader calls.
+ * state splits into PARTITIONS partitions by the fingerprint's top bits.  A
+ * partition keeps its classes as one array sorted by fingerprint, 24 bytes a
+ * class, and appends new rows to an unsorted buffer; a full buffer is sorted,
+ * its equal fingerprints summed, and merged into the array in one linear pass
+ * (a two-level log-structured merge).  Arrays grow in place, nothing is
+ * rehashed, and combining two states is a merge of sorted arrays.  Counters
+ * (rows, classes, singletons) include buffered rows only after
+ * FreqStateSettle, which every reader calls.
  *
  * All tables together are bounded by qidrisk.max_state_memory.
  */
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 
 #include "qidrisk.h"
 
@@ -42,31 +47,53 @@
 #include "lib/simplehash.h"
 
 /* Partitioning: by the top PARTITION_BITS bits of the fingerprint's high half */
-#define PARTITION_BITS 8
+#define PARTITION_BITS 2
 #define PARTITIONS (1 << PARTITION_BITS)
 #define PartitionOf(fp) ((int) ((fp)->hi >> (64 - PARTITION_BITS)))
 
 /* Split into partitions once a single table holds this many classes */
 #define PARTITION_AFTER_CLASSES 65536
 
-/* Rows buffered per partition before they are inserted into its table */
-#define PENDING_PER_PARTITION 256
+/* A partition's buffer holds at least this many rows, and up to half its classes */
+#define MIN_BUFFERED_PER_PARTITION 1024
 
 /* Bytes per serialized class: two fingerprint halves and a count */
 #define SERIALIZED_CLASS_BYTES (3 * sizeof(int64))
 
-/* Header: version byte, rows, singletons, k, number of classes */
-#define SERIALIZED_HEADER_BYTES (1 + 3 * sizeof(int64) + sizeof(int32))
+/* Header: version, rows, singletons, has_param, param, number of classes */
+#define SERIALIZED_HEADER_BYTES (1 + 2 * sizeof(int64) + 1 + sizeof(double) + sizeof(int64))
 
 /* How often long loops check for cancellation */
 #define INTERRUPT_CHECK_MASK 0xFFFF
 
+/* A class of a partition: its fingerprint and size */
+typedef struct CountedClass
+{
+	QidFingerprint key;
+	int64		count;
+} CountedClass;
+
 struct FreqPartition
 {
-	freqhash_hash *table;
-	int			npending;
-	QidFingerprint pending[PENDING_PER_PARTITION];
+	CountedClass *classes;		/* sorted by fingerprint, no duplicates */
+	int64		nclasses;
+	int64		capacity;
+	CountedClass *buffer;		/* rows not yet merged, unsorted */
+	int64		nbuffered;
+	int64		buffer_capacity;
 };
+
+/* Order fingerprints by high half, then low half */
+static inline int
+CompareFingerprints(const QidFingerprint *a, const QidFingerprint *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return 0;
+}
+
 
 /* Stop with an error naming the setting that bounds a state's memory */
 static void
@@ -75,8 +102,8 @@ ReportBudgetExceeded(int64 classes, double bytes, Size budget)
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("qidrisk frequency state exceeds qidrisk.max_state_memory"),
-			 errdetail("The state holds " INT64_FORMAT " classes; its hash tables "
-					   "would take %.0f kB, the budget is %zu kB.",
+			 errdetail("The state holds " INT64_FORMAT " classes and would grow to "
+					   "%.0f kB; the budget is %zu kB.",
 					   classes, ceil(bytes / 1024.0), budget / 1024),
 			 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), "
 					 "or aggregate fewer rows per group.")));
@@ -159,50 +186,290 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 	state->rows += count;
 }
 
-/* Insert a partition's buffered rows into its table */
+/* Grow an array of CountedClass to hold at least needed, within the budget */
+static CountedClass *
+GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed)
+{
+	int64		new_capacity = Max(*capacity, 64);
+	double		added;
+
+	if (needed <= *capacity)
+		return array;
+	while (new_capacity < needed)
+		new_capacity *= 2;
+	added = (double) (new_capacity - *capacity) * sizeof(CountedClass);
+	if (state->memory + added > (double) state->budget)
+		ReportBudgetExceeded(state->classes, state->memory + added, state->budget);
+	state->memory += added;
+	*capacity = new_capacity;
+	/* repalloc of a huge chunk remaps its pages instead of copying them */
+	if (array == NULL)
+		return MemoryContextAllocHuge(state->context, new_capacity * sizeof(CountedClass));
+	return repalloc_huge(array, new_capacity * sizeof(CountedClass));
+}
+
+/*
+ * A partition's class array lives in its own anonymous mapping, so it grows
+ * with mremap: no copy, and pages only as they are first written.  The
+ * state's memory context releases all mappings when it is reset (also on
+ * error) through ReleaseMappings.
+ */
+static Size
+MappedBytes(int64 capacity)
+{
+	Size		page = (Size) sysconf(_SC_PAGESIZE);
+
+	return ((Size) capacity * sizeof(CountedClass) + page - 1) / page * page;
+}
+
+/* Grow (or create) a partition's class array to hold at least needed classes */
+static void
+GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
+{
+	int64		capacity = Max(partition->capacity, 1024);
+	Size		old_bytes = partition->classes ? MappedBytes(partition->capacity) : 0;
+	Size		new_bytes;
+	void	   *mapping;
+
+	if (needed <= partition->capacity)
+		return;
+	while (capacity < needed)
+		capacity *= 2;
+	new_bytes = MappedBytes(capacity);
+	if (state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
+		ReportBudgetExceeded(state->classes, state->memory + (double) (new_bytes - old_bytes),
+							 state->budget);
+	if (partition->classes == NULL)
+		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	else
+		mapping = mremap(partition->classes, old_bytes, new_bytes, MREMAP_MAYMOVE);
+	if (mapping == MAP_FAILED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
+						   new_bytes)));
+#ifdef MADV_HUGEPAGE
+	/* large arrays fault in 2 MB at a time where the kernel allows it */
+	if (new_bytes >= 4 * 1024 * 1024)
+		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
+#endif
+	partition->classes = mapping;
+	partition->capacity = (int64) (new_bytes / sizeof(CountedClass));
+	state->memory += (double) (new_bytes - old_bytes);
+}
+
+/* Unmap every partition's class array (memory context reset callback) */
+static void
+ReleaseMappings(void *arg)
+{
+	FreqState  *state = (FreqState *) arg;
+
+	if (state->parts == NULL)
+		return;
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &state->parts[p];
+
+		if (partition->classes != NULL)
+			munmap(partition->classes, MappedBytes(partition->capacity));
+		partition->classes = NULL;
+		partition->capacity = 0;
+	}
+}
+
+/*
+ * Merge a sorted, duplicate-free run of classes into a partition's array,
+ * updating the counters.  A read-only pass finds the merged length; the
+ * array grows (in place where the allocator can) and the merge then runs
+ * from the back, so no second array is ever built.
+ */
+static void
+MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, int64 nrun)
+{
+	CountedClass *classes;
+	int64		n = partition->nclasses;
+	int64		shared = 0;
+	int64		i;
+	int64		j;
+	int64		w;
+
+	if (nrun == 0)
+		return;
+	for (i = 0, j = 0; i < n && j < nrun;)
+	{
+		int			c = CompareFingerprints(&partition->classes[i].key, &run[j].key);
+
+		shared += (c == 0);
+		i += (c <= 0);
+		j += (c >= 0);
+	}
+
+	GrowClassArray(state, partition, n + nrun - shared);
+	classes = partition->classes;
+	i = n - 1;
+	j = nrun - 1;
+	w = n + nrun - shared - 1;
+	while (j >= 0)
+	{
+		int			c = (i >= 0) ? CompareFingerprints(&classes[i].key, &run[j].key) : -1;
+
+		if (c > 0)
+			classes[w--] = classes[i--];
+		else if (c < 0)
+		{
+			/* a new class */
+			classes[w--] = run[j];
+			state->classes++;
+			state->singletons += (run[j].count == 1);
+			state->rows += run[j].count;
+			j--;
+		}
+		else
+		{
+			/* a class seen before grows */
+			state->singletons -= (classes[i].count == 1);
+			state->rows += run[j].count;
+			classes[w] = classes[i--];
+			classes[w--].count += run[j--].count;
+		}
+	}
+	partition->nclasses = n + nrun - shared;
+}
+
+/*
+ * Sort a buffer of uniformly distributed fingerprints into the state's
+ * scratch array: scatter them into buckets by the bits below the partition
+ * bits (about four per bucket), then insertion-sort the nearly sorted result.
+ * Linear time for hash values; the scratch stays in cache between calls.
+ */
+static CountedClass *
+SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
+{
+	int			bits = Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+	int64		nbuckets = INT64CONST(1) << bits;
+	CountedClass *sorted;
+	int64	   *starts;
+
+	state->scratch = GrowArray(state, state->scratch, &state->scratch_capacity, n);
+	sorted = state->scratch;
+	if (nbuckets + 1 > state->bucket_capacity)
+	{
+		double		added = (double) (nbuckets + 1 - state->bucket_capacity) * sizeof(int64);
+
+		if (state->memory + added > (double) state->budget)
+			ReportBudgetExceeded(state->classes, state->memory + added, state->budget);
+		state->memory += added;
+		state->buckets = state->buckets ?
+			repalloc_huge(state->buckets, (nbuckets + 1) * sizeof(int64)) :
+			MemoryContextAllocHuge(state->context, (nbuckets + 1) * sizeof(int64));
+		state->bucket_capacity = nbuckets + 1;
+	}
+	starts = state->buckets;
+	memset(starts, 0, (nbuckets + 1) * sizeof(int64));
+
+#define BucketOf(c) ((int64) (((c)->key.hi << PARTITION_BITS) >> (64 - bits)))
+	for (int64 i = 0; i < n; i++)
+		starts[BucketOf(&buffer[i]) + 1]++;
+	for (int64 b = 0; b < nbuckets; b++)
+		starts[b + 1] += starts[b];
+	for (int64 i = 0; i < n; i++)
+		sorted[starts[BucketOf(&buffer[i])]++] = buffer[i];
+#undef BucketOf
+
+	/* every bucket's values precede the next bucket's: sort within buckets */
+	for (int64 i = 1; i < n; i++)
+	{
+		CountedClass item = sorted[i];
+		int64		k = i - 1;
+
+		while (k >= 0 && CompareFingerprints(&sorted[k].key, &item.key) > 0)
+		{
+			sorted[k + 1] = sorted[k];
+			k--;
+		}
+		sorted[k + 1] = item;
+	}
+	return sorted;
+}
+
+/* Sort a partition's buffer, sum equal fingerprints, and merge it in */
 static void
 DrainPartition(FreqState *state, FreqPartition *partition)
 {
-	for (int i = 0; i < partition->npending; i++)
-		InsertIntoTable(state, partition->table, &partition->pending[i], 1);
-	partition->npending = 0;
+	CountedClass *sorted;
+	int64		nrun = 0;
+	int64		wanted;
+
+	if (partition->nbuffered == 0)
+		return;
+	sorted = SortBuffer(state, partition->buffer, partition->nbuffered);
+	for (int64 i = 0; i < partition->nbuffered; i++)
+	{
+		if (nrun > 0 && CompareFingerprints(&sorted[nrun - 1].key, &sorted[i].key) == 0)
+			sorted[nrun - 1].count += sorted[i].count;
+		else
+			sorted[nrun++] = sorted[i];
+	}
+	MergeRun(state, partition, sorted, nrun);
+	partition->nbuffered = 0;
+
+	/* let the (now empty) buffer grow with the partition, so merges stay rare */
+	wanted = Max(MIN_BUFFERED_PER_PARTITION, partition->nclasses / 4);
+	if (wanted > partition->buffer_capacity)
+	{
+		state->memory -= (double) partition->buffer_capacity * sizeof(CountedClass);
+		pfree(partition->buffer);
+		partition->buffer = NULL;
+		partition->buffer_capacity = 0;
+		partition->buffer = GrowArray(state, NULL, &partition->buffer_capacity, wanted);
+	}
 }
 
-/* Split the single table into partitions sized for about nclasses classes */
+/* Queue count rows of class fp in its partition's buffer */
+static inline void
+BufferClass(FreqState *state, const QidFingerprint *fp, int64 count)
+{
+	FreqPartition *partition = &state->parts[PartitionOf(fp)];
+
+	if (unlikely(partition->nbuffered == partition->buffer_capacity))
+		DrainPartition(state, partition);
+	partition->buffer[partition->nbuffered].key = *fp;
+	partition->buffer[partition->nbuffered].count = count;
+	partition->nbuffered++;
+	state->unsettled = true;
+}
+
+/* Move a single-table state into partitions */
 static void
-Partition(FreqState *state, Size nclasses)
+Partition(FreqState *state)
 {
 	freqhash_hash *single = state->single;
-	Size		per_partition = Max(nclasses / PARTITIONS, 64);
-	double		buffers = (double) PARTITIONS * sizeof(FreqPartition);
+	double		bytes = (double) PARTITIONS * sizeof(FreqPartition);
 
-	if (state->memory + buffers > (double) state->budget)
-		ReportBudgetExceeded(state->classes, state->memory + buffers, state->budget);
-	state->parts = MemoryContextAllocHuge(state->context, PARTITIONS * sizeof(FreqPartition));
-	state->memory += buffers;
+	if (state->memory + bytes > (double) state->budget)
+		ReportBudgetExceeded(state->classes, state->memory + bytes, state->budget);
+	state->parts = MemoryContextAllocZero(state->context, PARTITIONS * sizeof(FreqPartition));
+	state->memory += bytes;
+	state->release.func = ReleaseMappings;
+	state->release.arg = state;
+	MemoryContextRegisterResetCallback(state->context, &state->release);
 	for (int p = 0; p < PARTITIONS; p++)
-	{
-		state->parts[p].table = CreateTable(state, per_partition);
-		state->parts[p].npending = 0;
-	}
+		state->parts[p].buffer = GrowArray(state, NULL, &state->parts[p].buffer_capacity,
+										   MIN_BUFFERED_PER_PARTITION);
 
 	state->single = NULL;
 	if (single != NULL)
 	{
 		freqhash_iterator iterator;
 		FreqEntry  *entry;
-		int64		rows = state->rows;
-		int64		singletons = state->singletons;
-		int64		classes = state->classes;
 
-		/* moving entries leaves the counters as they were */
+		/* the classes are counted again as they merge in */
+		state->rows = state->classes = state->singletons = 0;
 		freqhash_start_iterate(single, &iterator);
 		while ((entry = freqhash_iterate(single, &iterator)) != NULL)
-			InsertIntoTable(state, state->parts[PartitionOf(&entry->key)].table,
-							&entry->key, entry->count);
-		state->rows = rows;
-		state->singletons = singletons;
-		state->classes = classes;
+			BufferClass(state, &entry->key, entry->count);
 		DestroyTable(state, single);
 	}
 }
@@ -217,49 +484,35 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	state->budget = QidStateMemoryBudget();
 	state->memory = sizeof(FreqState);
 	if (nclasses > PARTITION_AFTER_CLASSES)
-		Partition(state, nclasses);
+		Partition(state);
 	else
 		state->single = CreateTable(state, Max(nclasses, 64));
 	return state;
+}
+
+/* Add count rows of class fp */
+static inline void
+AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
+{
+	if (state->single == NULL)
+	{
+		BufferClass(state, fp, count);
+		return;
+	}
+	InsertIntoTable(state, state->single, fp, count);
+	/* a window aggregate reads its state after every row: keep it one table */
+	if (unlikely(state->classes > PARTITION_AFTER_CLASSES) && !state->windowed)
+		Partition(state);
 }
 
 /* Count one row of class fp */
 void
 FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 {
-	FreqPartition *partition;
-
-	if (state->single != NULL)
-	{
-		InsertIntoTable(state, state->single, fp, 1);
-		/* a window aggregate reads its state after every row: keep it settled */
-		if (unlikely(state->classes > PARTITION_AFTER_CLASSES) && !state->windowed)
-			Partition(state, (Size) state->classes * 2);
-		return;
-	}
-
-	partition = &state->parts[PartitionOf(fp)];
-	partition->pending[partition->npending++] = *fp;
-	state->unsettled = true;
-	if (partition->npending == PENDING_PER_PARTITION)
-		DrainPartition(state, partition);
+	AddClass(state, fp, 1);
 }
 
-/* Add count rows of class fp directly into its table */
-static void
-AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
-{
-	if (state->single != NULL)
-	{
-		InsertIntoTable(state, state->single, fp, count);
-		if (unlikely(state->classes > PARTITION_AFTER_CLASSES) && !state->windowed)
-			Partition(state, (Size) state->classes * 2);
-	}
-	else
-		InsertIntoTable(state, state->parts[PartitionOf(fp)].table, fp, count);
-}
-
-/* Insert every buffered row, so the counters and tables are complete */
+/* Merge every buffered row, so the counters and arrays are complete */
 void
 FreqStateSettle(FreqState *state)
 {
@@ -273,71 +526,106 @@ FreqStateSettle(FreqState *state)
 	state->unsettled = false;
 }
 
-/* The table holding class fp, or the single table */
-static freqhash_hash *
-TableOf(FreqState *state, const QidFingerprint *fp)
+/* Account for one row of a class of size count leaving it */
+static void
+UncountRow(FreqState *state, int64 count)
 {
-	return state->single ? state->single : state->parts[PartitionOf(fp)].table;
+	if (count == 1)
+	{
+		state->singletons--;
+		state->classes--;
+	}
+	else if (count == 2)
+		state->singletons++;
+	state->rows--;
 }
 
 /* Take one row of class fp out again (inverse transition of a moving window) */
 void
 FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 {
-	freqhash_hash *table;
-	FreqEntry  *entry;
+	FreqPartition *partition;
+	int64		low = 0;
+	int64		high;
 
 	FreqStateSettle(state);
-	table = TableOf(state, fp);
-	entry = freqhash_lookup(table, *fp);
-	if (entry == NULL)
-		elog(ERROR, "qidrisk: removing a row that was never added");
+	if (state->single != NULL)
+	{
+		FreqEntry  *entry = freqhash_lookup(state->single, *fp);
 
-	if (entry->count == 1)
-	{
-		state->singletons--;
-		state->classes--;
-		freqhash_delete_item(table, entry);
+		if (entry == NULL)
+			elog(ERROR, "qidrisk: removing a row that was never added");
+		UncountRow(state, entry->count);
+		if (--entry->count == 0)
+			freqhash_delete_item(state->single, entry);
+		return;
 	}
-	else
+
+	/* binary search of the partition's sorted array */
+	partition = &state->parts[PartitionOf(fp)];
+	high = partition->nclasses - 1;
+	while (low <= high)
 	{
-		entry->count--;
-		if (entry->count == 1)
-			state->singletons++;
+		int64		mid = low + (high - low) / 2;
+		CountedClass *class = &partition->classes[mid];
+		int			c = CompareFingerprints(&class->key, fp);
+
+		if (c == 0)
+		{
+			UncountRow(state, class->count);
+			if (--class->count == 0)
+			{
+				memmove(class, class + 1,
+						(partition->nclasses - mid - 1) * sizeof(CountedClass));
+				partition->nclasses--;
+			}
+			return;
+		}
+		if (c < 0)
+			low = mid + 1;
+		else
+			high = mid - 1;
 	}
-	state->rows--;
+	elog(ERROR, "qidrisk: removing a row that was never added");
 }
 
-/* Call visit for every class of a state, partition by partition */
-typedef void (*EntryVisitor) (FreqEntry *entry, void *arg);
+/* Call visit for every class of a settled state, partition by partition */
+typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
 
 static void
-ForEachEntry(FreqState *state, EntryVisitor visit, void *arg)
+ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 {
-	int			ntables = state->single ? 1 : PARTITIONS;
 	uint64		visited = 0;
 
 	FreqStateSettle(state);
-	for (int p = 0; p < ntables; p++)
+	if (state->single != NULL)
 	{
-		freqhash_hash *table = state->single ? state->single : state->parts[p].table;
 		freqhash_iterator iterator;
 		FreqEntry  *entry;
 
-		freqhash_start_iterate(table, &iterator);
-		while ((entry = freqhash_iterate(table, &iterator)) != NULL)
+		freqhash_start_iterate(state->single, &iterator);
+		while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
 		{
 			if ((++visited & INTERRUPT_CHECK_MASK) == 0)
 				CHECK_FOR_INTERRUPTS();
-			visit(entry, arg);
+			visit(&entry->key, entry->count, arg);
 		}
+		return;
+	}
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &state->parts[p];
+
+		CHECK_FOR_INTERRUPTS();
+		for (int64 i = 0; i < partition->nclasses; i++)
+			visit(&partition->classes[i].key, partition->classes[i].count, arg);
 	}
 }
 
 static void
-MergeEntry(FreqEntry *entry, void *arg)
+MergeClass(const QidFingerprint *key, int64 count, void *arg)
 {
-	AddClass((FreqState *) arg, &entry->key, entry->count);
+	AddClass((FreqState *) arg, key, count);
 }
 
 /* Add every class of from into into */
@@ -347,17 +635,30 @@ FreqStateMerge(FreqState *into, FreqState *from)
 	FreqStateSettle(into);
 	FreqStateSettle(from);
 
-	if (into->k == 0)
-		into->k = from->k;
-	else if (from->k != 0 && from->k != into->k)
-		elog(ERROR, "qidrisk: cannot merge states with different k");
+	if (!into->has_param)
+	{
+		into->has_param = from->has_param;
+		into->param = from->param;
+	}
+	else if (from->has_param && from->param != into->param)
+		elog(ERROR, "qidrisk: cannot merge states with different parameters");
 
 	if (into->single != NULL && !into->windowed &&
 		into->classes + from->classes > PARTITION_AFTER_CLASSES)
-		Partition(into, (Size) (into->classes + from->classes));
+		Partition(into);
 
-	/* the source is read partition by partition, so targets stay in cache */
-	ForEachEntry(from, MergeEntry, into);
+	if (into->single == NULL && from->single == NULL)
+	{
+		/* both partitioned: merge the sorted arrays, partition by partition */
+		for (int p = 0; p < PARTITIONS; p++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			MergeRun(into, &into->parts[p], from->parts[p].classes,
+					 from->parts[p].nclasses);
+		}
+		return;
+	}
+	ForEachClass(from, MergeClass, into);
 }
 
 /* Release a state's memory; the state must not be used afterwards */
@@ -368,11 +669,14 @@ FreqStateFree(FreqState *state)
 		DestroyTable(state, state->single);
 	else
 	{
+		ReleaseMappings(state);
 		for (int p = 0; p < PARTITIONS; p++)
-			DestroyTable(state, state->parts[p].table);
+			pfree(state->parts[p].buffer);
 		pfree(state->parts);
+		state->parts = NULL;
 	}
-	pfree(state);
+	/* the struct itself stays: the context's reset callback still points to it */
+	state->single = NULL;
 }
 
 int64
@@ -403,11 +707,11 @@ typedef struct VisitContext
 } VisitContext;
 
 static void
-VisitEntry(FreqEntry *entry, void *arg)
+VisitClass(const QidFingerprint *key pg_attribute_unused(), int64 count, void *arg)
 {
 	VisitContext *context = (VisitContext *) arg;
 
-	context->visitor(entry->count, context->arg);
+	context->visitor(count, context->arg);
 }
 
 /* Call visitor with the size of every class */
@@ -416,21 +720,21 @@ FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 {
 	VisitContext context = {visitor, arg};
 
-	ForEachEntry(state, VisitEntry, &context);
+	ForEachClass(state, VisitClass, &context);
 }
 
 static void
-SerializeEntry(FreqEntry *entry, void *arg)
+SerializeClass(const QidFingerprint *key, int64 count, void *arg)
 {
 	StringInfo	buf = (StringInfo) arg;
 
-	pq_sendint64(buf, (int64) entry->key.lo);
-	pq_sendint64(buf, (int64) entry->key.hi);
-	pq_sendint64(buf, entry->count);
+	pq_sendint64(buf, (int64) key->lo);
+	pq_sendint64(buf, (int64) key->hi);
+	pq_sendint64(buf, count);
 }
 
 /*
- * Serialize: format version, rows, singletons, k, class count, then each
+ * Serialize: format version, rows, singletons, parameter, class count, then each
  * class as (fingerprint low, fingerprint high, size), partition by partition.
  */
 bytea *
@@ -458,9 +762,10 @@ FreqStateSerialize(FreqState *state)
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendint64(&buf, state->rows);
 	pq_sendint64(&buf, state->singletons);
-	pq_sendint32(&buf, state->k);
+	pq_sendbyte(&buf, state->has_param ? 1 : 0);
+	pq_sendfloat8(&buf, state->param);
 	pq_sendint64(&buf, state->classes);
-	ForEachEntry(state, SerializeEntry, &buf);
+	ForEachClass(state, SerializeClass, &buf);
 	return pq_endtypsend(&buf);
 }
 
@@ -474,6 +779,68 @@ CorruptState(const char *detail)
 			 errdetail("%s", detail)));
 }
 
+/* Read the idx-th serialized class at data without moving any cursor */
+static inline void
+PeekClass(const char *data, int64 idx, CountedClass *class)
+{
+	uint64		fields[3];
+
+	memcpy(fields, data + idx * SERIALIZED_CLASS_BYTES, sizeof(fields));
+	class->key.lo = pg_ntoh64(fields[0]);
+	class->key.hi = pg_ntoh64(fields[1]);
+	class->count = (int64) pg_ntoh64(fields[2]);
+}
+
+/*
+ * A partitioned state serializes its classes partition by partition, each
+ * partition sorted: copy such a stream straight into the partitions' arrays.
+ * Returns false, having changed nothing, when the stream is not in that order.
+ */
+static bool
+DeserializeSorted(FreqState *state, StringInfo buf, int64 nclasses, int64 rows)
+{
+	const char *data = buf->data + buf->cursor;
+	int64		sizes[PARTITIONS] = {0};
+	CountedClass previous = {{0, 0}, 0};
+	int64		running_rows = 0;
+
+	for (int64 i = 0; i < nclasses; i++)
+	{
+		CountedClass class;
+
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		PeekClass(data, i, &class);
+		if (i > 0 && CompareFingerprints(&previous.key, &class.key) >= 0)
+			return false;
+		if (class.count <= 0 || class.count > rows - running_rows)
+			CorruptState("A class of the state has an impossible size.");
+		running_rows += class.count;
+		sizes[PartitionOf(&class.key)]++;
+		previous = class;
+	}
+
+	/* the stream is in partition order: each partition is the next run of it */
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &state->parts[p];
+
+		if (sizes[p] == 0)
+			continue;
+		GrowClassArray(state, partition, sizes[p]);
+		for (int64 i = 0; i < sizes[p]; i++)
+			PeekClass(data, i, &partition->classes[i]);
+		data += sizes[p] * SERIALIZED_CLASS_BYTES;
+		partition->nclasses = sizes[p];
+		for (int64 i = 0; i < sizes[p]; i++)
+			state->singletons += (partition->classes[i].count == 1);
+	}
+	state->classes = nclasses;
+	state->rows = running_rows;
+	buf->cursor += (int) (nclasses * SERIALIZED_CLASS_BYTES);
+	return true;
+}
+
 /* Rebuild a state from FreqStateSerialize's output, validating everything */
 FreqState *
 FreqStateDeserialize(MemoryContext context, bytea *bytes)
@@ -483,7 +850,9 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	int64		rows;
 	int64		singletons;
 	int64		nclasses;
-	int32		k;
+	int			has_param;
+	double		param;
+	int64		running_rows;
 	int			version;
 
 	buf.data = VARDATA_ANY(bytes);
@@ -498,9 +867,10 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 		CorruptState("The state was written in an unknown format version.");
 	rows = pq_getmsgint64(&buf);
 	singletons = pq_getmsgint64(&buf);
-	k = pq_getmsgint(&buf, 4);
+	has_param = pq_getmsgbyte(&buf);
+	param = pq_getmsgfloat8(&buf);
 	nclasses = pq_getmsgint64(&buf);
-	if (rows < 0 || singletons < 0 || k < 0 || nclasses < 0 || nclasses > rows ||
+	if (rows < 0 || singletons < 0 || has_param > 1 || nclasses < 0 || nclasses > rows ||
 		singletons > nclasses)
 		CorruptState("The state's header holds impossible counts.");
 	if ((double) (buf.len - buf.cursor) != (double) nclasses * SERIALIZED_CLASS_BYTES)
@@ -508,22 +878,29 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 
 	state = FreqStateCreate(context, (Size) nclasses);
 	state->private_copy = true;
-	state->k = k;
+	running_rows = 0;
+	state->has_param = (has_param == 1);
+	state->param = param;
 	for (int64 i = 0; i < nclasses; i++)
 	{
 		QidFingerprint fp;
 		int64		count;
 
+		if (i == 0 && state->single == NULL &&
+			DeserializeSorted(state, &buf, nclasses, rows))
+			break;
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
 		fp.lo = (uint64) pq_getmsgint64(&buf);
 		fp.hi = (uint64) pq_getmsgint64(&buf);
 		count = pq_getmsgint64(&buf);
-		if (count <= 0 || count > rows - state->rows)
+		if (count <= 0 || count > rows - running_rows)
 			CorruptState("A class of the state has an impossible size.");
+		running_rows += count;
 		AddClass(state, &fp, count);
 	}
 	pq_getmsgend(&buf);
+	FreqStateSettle(state);
 
 	if (state->rows != rows || state->singletons != singletons ||
 		state->classes != nclasses)

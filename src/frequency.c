@@ -24,6 +24,7 @@ PG_FUNCTION_INFO_V1(qidrisk_freq_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_invtransfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_k_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_k_invtransfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_value_param_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_combine);
 PG_FUNCTION_INFO_V1(qidrisk_freq_serialize);
 PG_FUNCTION_INFO_V1(qidrisk_freq_deserialize);
@@ -32,30 +33,6 @@ PG_FUNCTION_INFO_V1(qidrisk_class_count_final);
 PG_FUNCTION_INFO_V1(qidrisk_k_anonymity_final);
 PG_FUNCTION_INFO_V1(qidrisk_rows_below_k_final);
 PG_FUNCTION_INFO_V1(qidrisk_class_profile_final);
-
-/* Name of the aggregate being computed, for error messages */
-static const char *
-AggregateName(FunctionCallInfo fcinfo)
-{
-	Aggref	   *aggref = AggGetAggref(fcinfo);
-
-	if (aggref != NULL)
-		return get_func_name(aggref->aggfnoid);
-	return "qidrisk aggregate";
-}
-
-/* Return the aggregate memory context, refusing plain function calls */
-static MemoryContext
-AggregateContext(FunctionCallInfo fcinfo)
-{
-	MemoryContext aggcontext;
-
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("qidrisk transition functions can only be called by an aggregate")));
-	return aggcontext;
-}
 
 /* Fetch or create the state in argument 0 */
 static FreqState *
@@ -76,51 +53,35 @@ StateForUpdate(FunctionCallInfo fcinfo)
 	return state;
 }
 
-/* Fingerprint the QID arguments of this row, starting at firstarg */
-static void
-RowFingerprint(FunctionCallInfo fcinfo, int firstarg, QidFingerprint *fp)
+/* Where an aggregate's arguments sit in its transition function's call */
+typedef enum ArgLayout
 {
-	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
-
-	if (unlikely(hasher == NULL))
-		hasher = QidHasherGet(fcinfo, firstarg, AggregateName(fcinfo));
-	QidFingerprintRow(hasher, fcinfo, fp);
-}
-
-/* Read rows_below_k's k argument and check it stays the same */
-static void
-RememberK(FunctionCallInfo fcinfo, FreqState *state)
-{
-	int32		k;
-
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("k must not be NULL")));
-	k = PG_GETARG_INT32(1);
-	if (k < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be at least 1, not %d", k)));
-	if (state->k == 0)
-		state->k = k;
-	else if (state->k != k)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be the same for every row of a group"),
-				 errdetail("Saw k = %d and then k = %d.", state->k, k)));
-}
+	QID_ONLY,					/* (state, qid...) */
+	PARAM_THEN_QID,				/* (state, param, qid...) */
+	VALUE_THEN_PARAM			/* (state, value, param) */
+} ArgLayout;
 
 /* Count (or, for an inverse transition, uncount) the row's QID combination */
 static Datum
-UpdateState(FunctionCallInfo fcinfo, int firstarg, bool remove)
+UpdateState(FunctionCallInfo fcinfo, ArgLayout layout, bool remove)
 {
 	FreqState  *state = StateForUpdate(fcinfo);
+	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
 	QidFingerprint fp;
 
-	if (firstarg == 2 && !remove)
-		RememberK(fcinfo, state);
-	RowFingerprint(fcinfo, firstarg, &fp);
+	if (unlikely(hasher == NULL))
+	{
+		if (layout == QID_ONLY)
+			hasher = QidHasherGet(fcinfo, 1, -1, AggregateName(fcinfo));
+		else if (layout == PARAM_THEN_QID)
+			hasher = QidHasherGet(fcinfo, 2, -1, AggregateName(fcinfo));
+		else
+			hasher = QidHasherGet(fcinfo, 1, 1, AggregateName(fcinfo));
+	}
+	if (layout != QID_ONLY && !remove)
+		RememberAggParameter(fcinfo, layout == PARAM_THEN_QID ? 1 : 2,
+							 &state->has_param, &state->param);
+	QidFingerprintRow(hasher, fcinfo, &fp);
 	if (remove)
 		FreqStateRemoveRow(state, &fp);
 	else
@@ -132,28 +93,35 @@ UpdateState(FunctionCallInfo fcinfo, int firstarg, bool remove)
 Datum
 qidrisk_freq_transfn(PG_FUNCTION_ARGS)
 {
-	return UpdateState(fcinfo, 1, false);
+	return UpdateState(fcinfo, QID_ONLY, false);
 }
 
 /* Inverse transition for moving window frames: uncount the row */
 Datum
 qidrisk_freq_invtransfn(PG_FUNCTION_ARGS)
 {
-	return UpdateState(fcinfo, 1, true);
+	return UpdateState(fcinfo, QID_ONLY, true);
 }
 
-/* Transition of rows_below_k(k, qid...): argument 1 is k */
+/* Transition of aggregates (param, qid...) such as rows_below_k(k, ...) */
 Datum
 qidrisk_freq_k_transfn(PG_FUNCTION_ARGS)
 {
-	return UpdateState(fcinfo, 2, false);
+	return UpdateState(fcinfo, PARAM_THEN_QID, false);
 }
 
-/* Inverse transition of rows_below_k */
+/* Transition of aggregates (value, param) such as kl_uniform(value, domain_size) */
+Datum
+qidrisk_freq_value_param_transfn(PG_FUNCTION_ARGS)
+{
+	return UpdateState(fcinfo, VALUE_THEN_PARAM, false);
+}
+
+/* Inverse transition of aggregates (param, qid...) */
 Datum
 qidrisk_freq_k_invtransfn(PG_FUNCTION_ARGS)
 {
-	return UpdateState(fcinfo, 2, true);
+	return UpdateState(fcinfo, PARAM_THEN_QID, true);
 }
 
 /* Combine two partial states into a state owned by the aggregate context */
@@ -238,7 +206,7 @@ typedef struct ClassSizeSummary
 	int64		smallest;
 	int64		largest;
 	int64		below_k_rows;	/* rows in classes smaller than k */
-	int32		k;
+	int64		k;
 	bool		histogram;		/* also build the histogram */
 	int64	   *dense;			/* dense[s] = classes of size s, s <= DENSE_HISTOGRAM_SIZES */
 	int64	   *large;			/* sizes above the dense range, unsorted */
@@ -276,7 +244,7 @@ SummarizeClass(int64 count, void *arg)
 
 /* Summarize a state's classes; the histogram is built only on request */
 static void
-SummarizeClasses(FreqState *state, int32 k, bool histogram, ClassSizeSummary *summary)
+SummarizeClasses(FreqState *state, int64 k, bool histogram, ClassSizeSummary *summary)
 {
 	memset(summary, 0, sizeof(*summary));
 	summary->k = k;
@@ -311,7 +279,11 @@ qidrisk_rows_below_k_final(PG_FUNCTION_ARGS)
 
 	if (state == NULL)
 		PG_RETURN_INT64(0);
-	SummarizeClasses(state, state->k, false, &summary);
+	if (state->param < 1 || state->param > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 1, not %.0f", state->param)));
+	SummarizeClasses(state, (int64) state->param, false, &summary);
 	PG_RETURN_INT64(summary.below_k_rows);
 }
 

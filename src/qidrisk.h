@@ -18,6 +18,13 @@ extern int	qidrisk_max_state_memory;
 
 extern Size QidStateMemoryBudget(void);
 
+/* ---- aggcommon.c ---- */
+
+extern const char *AggregateName(FunctionCallInfo fcinfo);
+extern MemoryContext AggregateContext(FunctionCallInfo fcinfo);
+extern void RememberAggParameter(FunctionCallInfo fcinfo, int argno,
+								 bool *has_param, double *param);
+
 /* ---- fingerprint.c ---- */
 
 /* A quasi-identifier value combination, reduced to 128 bits */
@@ -31,7 +38,7 @@ typedef struct QidFingerprint
 typedef struct QidHasher QidHasher;
 
 extern QidHasher *QidHasherGet(FunctionCallInfo fcinfo, int firstarg,
-							   const char *funcname);
+							   int ncolumns, const char *funcname);
 extern void QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo,
 							  QidFingerprint *fp);
 
@@ -57,13 +64,19 @@ typedef struct FreqState
 	MemoryContext context;		/* where the hash tables live */
 	struct freqhash_hash *single;	/* the one table of a small state */
 	FreqPartition *parts;		/* the partitions of a large state */
+	struct CountedClass *scratch;	/* where partition buffers are sorted */
+	int64		scratch_capacity;
+	int64	   *buckets;		/* the bucket sort's counters */
+	int64		bucket_capacity;
+	MemoryContextCallback release;	/* unmaps the partitions' arrays */
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
 	bool		private_copy;	/* made by deserialization, owned by context */
 	int64		rows;			/* rows counted so far */
 	int64		classes;		/* distinct fingerprints */
 	int64		singletons;		/* classes of size 1 */
-	int32		k;				/* rows_below_k's threshold, 0 if unused */
+	bool		has_param;		/* the aggregate has a constant parameter */
+	double		param;			/* its value (rows_below_k's k, a domain size...) */
 	Size		budget;			/* bytes the state may occupy */
 	double		memory;			/* bytes the state occupies */
 } FreqState;
@@ -83,5 +96,12 @@ extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
 extern void FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg);
+
+/* ---- birthday.c ---- */
+
+extern void BirthdayCheckFinite(double value, const char *name);
+extern void BirthdayCheckTarget(double target);
+extern double BirthdayLogUniform(int64 k, double n);
+extern int64 BirthdayLargestK(double target, double n, double kappa);
 
 #endif							/* QIDRISK_H */

@@ -1,0 +1,545 @@
+/*
+ * distribution.c
+ *	  Aggregates over a value distribution: kl_uniform (Kullback-Leibler
+ *	  distance to uniform) and the birthday-uniqueness aggregates (exact
+ *	  k! e_k(p), Poissonized product, largest k above a target), from raw
+ *	  rows (the frequency state's class sizes) or from (value, weight) rows.
+ *
+ * The weighted state keeps (fingerprint, weight) pairs; equal values are
+ * summed when the state is read, so a census table of one row per value and
+ * a table that repeats values give the same distribution.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "libpq/pqformat.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qidrisk_weight_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_weight_param_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_weight_value_param_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_weight_combine);
+PG_FUNCTION_INFO_V1(qidrisk_weight_serialize);
+PG_FUNCTION_INFO_V1(qidrisk_weight_deserialize);
+PG_FUNCTION_INFO_V1(qidrisk_kl_uniform_final);
+PG_FUNCTION_INFO_V1(qidrisk_kl_uniform_weighted_final);
+PG_FUNCTION_INFO_V1(qidrisk_birthday_exact_final);
+PG_FUNCTION_INFO_V1(qidrisk_birthday_exact_weighted_final);
+PG_FUNCTION_INFO_V1(qidrisk_birthday_poisson_final);
+PG_FUNCTION_INFO_V1(qidrisk_birthday_poisson_weighted_final);
+PG_FUNCTION_INFO_V1(qidrisk_birthday_max_k_final);
+PG_FUNCTION_INFO_V1(qidrisk_birthday_max_k_weighted_final);
+
+#define WEIGHT_STATE_FORMAT_VERSION 1
+#define SERIALIZED_PAIR_BYTES (2 * sizeof(int64) + sizeof(double))
+#define INTERRUPT_CHECK_MASK 0xFFFF
+
+typedef struct WeightedValue
+{
+	QidFingerprint key;
+	double		weight;
+} WeightedValue;
+
+/* Transition state of the weighted aggregates */
+typedef struct WeightState
+{
+	MemoryContext context;
+	WeightedValue *values;
+	int64		nvalues;
+	int64		capacity;
+	bool		has_param;
+	double		param;
+	Size		budget;
+} WeightState;
+
+/* The class weights of a distribution, and their total */
+typedef struct Distribution
+{
+	double	   *weights;
+	int64		nclasses;
+	double		total;
+	bool		has_param;
+	double		param;
+} Distribution;
+
+static WeightState *
+WeightStateCreate(MemoryContext context, int64 capacity)
+{
+	WeightState *state = MemoryContextAllocZero(context, sizeof(WeightState));
+
+	state->context = context;
+	state->budget = QidStateMemoryBudget();
+	state->capacity = Max(capacity, 64);
+	state->values = MemoryContextAllocHuge(context, state->capacity * sizeof(WeightedValue));
+	return state;
+}
+
+/* Make room for one more pair, within qidrisk.max_state_memory */
+static void
+WeightStateReserve(WeightState *state, int64 more)
+{
+	int64		capacity = state->capacity;
+
+	if (state->nvalues + more <= capacity)
+		return;
+	while (capacity < state->nvalues + more)
+		capacity *= 2;
+	if ((double) capacity * sizeof(WeightedValue) > (double) state->budget)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("qidrisk weighted state exceeds qidrisk.max_state_memory"),
+				 errdetail("The state holds " INT64_FORMAT " values; the budget is %zu kB.",
+						   state->nvalues, state->budget / 1024),
+				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1).")));
+	state->values = repalloc_huge(state->values, capacity * sizeof(WeightedValue));
+	state->capacity = capacity;
+}
+
+/* Add one (value, weight) row; arguments: value at valuearg, weight after it */
+static Datum
+WeightUpdate(FunctionCallInfo fcinfo, int valuearg, int paramarg)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+	WeightState *state;
+	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
+	int			weightarg = valuearg + 1;
+	double		weight;
+
+	state = PG_ARGISNULL(0) ? WeightStateCreate(aggcontext, 0) :
+		(WeightState *) PG_GETARG_POINTER(0);
+	if (unlikely(hasher == NULL))
+		hasher = QidHasherGet(fcinfo, valuearg, 1, AggregateName(fcinfo));
+	if (paramarg > 0)
+		RememberAggParameter(fcinfo, paramarg, &state->has_param, &state->param);
+
+	if (PG_ARGISNULL(weightarg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("weight must not be NULL")));
+	weight = PG_GETARG_FLOAT8(weightarg);
+	if (isnan(weight) || isinf(weight) || weight < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("weight must be a finite number at least 0, not %g", weight)));
+
+	WeightStateReserve(state, 1);
+	QidFingerprintRow(hasher, fcinfo, &state->values[state->nvalues].key);
+	state->values[state->nvalues].weight = weight;
+	state->nvalues++;
+	PG_RETURN_POINTER(state);
+}
+
+/* (state, value, weight) */
+Datum
+qidrisk_weight_transfn(PG_FUNCTION_ARGS)
+{
+	return WeightUpdate(fcinfo, 1, 0);
+}
+
+/* (state, param, value, weight) */
+Datum
+qidrisk_weight_param_transfn(PG_FUNCTION_ARGS)
+{
+	return WeightUpdate(fcinfo, 2, 1);
+}
+
+/* (state, value, weight, param) */
+Datum
+qidrisk_weight_value_param_transfn(PG_FUNCTION_ARGS)
+{
+	return WeightUpdate(fcinfo, 1, 3);
+}
+
+/* Append from's pairs to into */
+static void
+WeightStateAppend(WeightState *into, WeightState *from)
+{
+	if (!into->has_param)
+	{
+		into->has_param = from->has_param;
+		into->param = from->param;
+	}
+	else if (from->has_param && from->param != into->param)
+		elog(ERROR, "qidrisk: cannot merge states with different parameters");
+	WeightStateReserve(into, from->nvalues);
+	memcpy(into->values + into->nvalues, from->values, from->nvalues * sizeof(WeightedValue));
+	into->nvalues += from->nvalues;
+}
+
+Datum
+qidrisk_weight_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+	WeightState *into = PG_ARGISNULL(0) ? NULL : (WeightState *) PG_GETARG_POINTER(0);
+	WeightState *from = PG_ARGISNULL(1) ? NULL : (WeightState *) PG_GETARG_POINTER(1);
+
+	if (from == NULL)
+	{
+		if (into == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(into);
+	}
+	if (into == NULL)
+		into = WeightStateCreate(aggcontext, from->nvalues);
+	WeightStateAppend(into, from);
+	PG_RETURN_POINTER(into);
+}
+
+/* Serialize: version, has_param, param, count, then (lo, hi, weight) pairs */
+Datum
+qidrisk_weight_serialize(PG_FUNCTION_ARGS)
+{
+	WeightState *state = (WeightState *) PG_GETARG_POINTER(0);
+	StringInfoData buf;
+	double		bytes = 1 + 1 + sizeof(double) + sizeof(int64) + VARHDRSZ +
+		(double) state->nvalues * SERIALIZED_PAIR_BYTES;
+
+	(void) AggregateContext(fcinfo);
+	if (bytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("qidrisk weighted state too large to serialize"),
+				 errhint("Disable parallel aggregation (max_parallel_workers_per_gather = 0).")));
+	pq_begintypsend(&buf);
+	enlargeStringInfo(&buf, (int) bytes);
+	pq_sendbyte(&buf, WEIGHT_STATE_FORMAT_VERSION);
+	pq_sendbyte(&buf, state->has_param ? 1 : 0);
+	pq_sendfloat8(&buf, state->param);
+	pq_sendint64(&buf, state->nvalues);
+	for (int64 i = 0; i < state->nvalues; i++)
+	{
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		pq_sendint64(&buf, (int64) state->values[i].key.lo);
+		pq_sendint64(&buf, (int64) state->values[i].key.hi);
+		pq_sendfloat8(&buf, state->values[i].weight);
+	}
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/* Raise the error for a serialized state that does not parse */
+static void
+CorruptWeightState(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid qidrisk weighted state"),
+			 errdetail("%s", detail)));
+}
+
+Datum
+qidrisk_weight_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+	WeightState *state;
+	int			has_param;
+	double		param;
+	int64		nvalues;
+
+	buf.data = VARDATA_ANY(bytes);
+	buf.len = VARSIZE_ANY_EXHDR(bytes);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	if (buf.len < (int) (2 + sizeof(double) + sizeof(int64)))
+		CorruptWeightState("The state is shorter than its header.");
+	if (pq_getmsgbyte(&buf) != WEIGHT_STATE_FORMAT_VERSION)
+		CorruptWeightState("The state was written in an unknown format version.");
+	has_param = pq_getmsgbyte(&buf);
+	param = pq_getmsgfloat8(&buf);
+	nvalues = pq_getmsgint64(&buf);
+	if (has_param > 1 || nvalues < 0 ||
+		(double) (buf.len - buf.cursor) != (double) nvalues * SERIALIZED_PAIR_BYTES)
+		CorruptWeightState("The state's length does not match its header.");
+
+	state = WeightStateCreate(aggcontext, nvalues);
+	state->has_param = (has_param == 1);
+	state->param = param;
+	for (int64 i = 0; i < nvalues; i++)
+	{
+		WeightedValue *value = &state->values[i];
+
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		value->key.lo = (uint64) pq_getmsgint64(&buf);
+		value->key.hi = (uint64) pq_getmsgint64(&buf);
+		value->weight = pq_getmsgfloat8(&buf);
+		if (isnan(value->weight) || isinf(value->weight) || value->weight < 0)
+			CorruptWeightState("A weight of the state is not a finite number at least 0.");
+	}
+	state->nvalues = nvalues;
+	pq_getmsgend(&buf);
+	PG_RETURN_POINTER(state);
+}
+
+/* Order weighted values by fingerprint */
+static int
+CompareFingerprints(const void *a, const void *b)
+{
+	const QidFingerprint *x = &((const WeightedValue *) a)->key;
+	const QidFingerprint *y = &((const WeightedValue *) b)->key;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+/* Sum the weights of equal values; values of weight 0 are not in the support */
+static void
+WeightedDistribution(WeightState *state, Distribution *dist)
+{
+	memset(dist, 0, sizeof(*dist));
+	if (state == NULL)
+		return;
+	dist->has_param = state->has_param;
+	dist->param = state->param;
+	dist->weights = palloc_extended(Max(state->nvalues, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	qsort(state->values, state->nvalues, sizeof(WeightedValue), CompareFingerprints);
+	for (int64 i = 0; i < state->nvalues; i++)
+	{
+		double		weight = state->values[i].weight;
+
+		if (i > 0 && CompareFingerprints(&state->values[i], &state->values[i - 1]) == 0)
+			dist->weights[dist->nclasses - 1] += weight;
+		else
+			dist->weights[dist->nclasses++] = weight;
+		dist->total += weight;
+	}
+	/* drop classes of weight 0: they are outside the support */
+	{
+		int64		kept = 0;
+
+		for (int64 i = 0; i < dist->nclasses; i++)
+			if (dist->weights[i] > 0)
+				dist->weights[kept++] = dist->weights[i];
+		dist->nclasses = kept;
+	}
+}
+
+typedef struct CollectContext
+{
+	Distribution *dist;
+} CollectContext;
+
+static void
+CollectClass(int64 count, void *arg)
+{
+	Distribution *dist = ((CollectContext *) arg)->dist;
+
+	dist->weights[dist->nclasses++] = (double) count;
+	dist->total += (double) count;
+}
+
+/* The class sizes of a frequency state as a distribution */
+static void
+CountedDistribution(FreqState *state, Distribution *dist)
+{
+	CollectContext context = {dist};
+
+	memset(dist, 0, sizeof(*dist));
+	if (state == NULL)
+		return;
+	dist->has_param = state->has_param;
+	dist->param = state->param;
+	dist->weights = palloc_extended(Max(FreqStateClasses(state), 1) * sizeof(double),
+									MCXT_ALLOC_HUGE);
+	FreqStateVisit(state, CollectClass, &context);
+}
+
+/* Read the distribution of the state in argument 0 of a final function */
+static void
+FinalDistribution(FunctionCallInfo fcinfo, bool weighted, Distribution *dist)
+{
+	if (weighted)
+		WeightedDistribution(PG_ARGISNULL(0) ? NULL : (WeightState *) PG_GETARG_POINTER(0), dist);
+	else
+		CountedDistribution(PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0), dist);
+}
+
+/*
+ * kappa = sum_i p_i ln(p_i M) over the observed values; unobserved values of
+ * the domain contribute 0.  M defaults to the number of observed values.
+ */
+static Datum
+KlUniform(FunctionCallInfo fcinfo, bool weighted)
+{
+	Distribution dist;
+	double		domain;
+	double		kappa = 0.0;
+
+	FinalDistribution(fcinfo, weighted, &dist);
+	if (dist.nclasses == 0 || dist.total <= 0)
+		PG_RETURN_NULL();
+	domain = dist.has_param ? dist.param : (double) dist.nclasses;
+	if (domain < (double) dist.nclasses)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("domain_size %.0f is smaller than the %lld distinct values observed",
+						domain, (long long) dist.nclasses),
+				 errdetail("The domain must contain every observed value.")));
+	for (int64 i = 0; i < dist.nclasses; i++)
+	{
+		double		p = dist.weights[i] / dist.total;
+
+		kappa += p * log(p * domain);
+	}
+	/* rounding can leave a uniform distribution a hair below 0 */
+	PG_RETURN_FLOAT8(Max(kappa, 0.0));
+}
+
+Datum
+qidrisk_kl_uniform_final(PG_FUNCTION_ARGS)
+{
+	return KlUniform(fcinfo, false);
+}
+
+Datum
+qidrisk_kl_uniform_weighted_final(PG_FUNCTION_ARGS)
+{
+	return KlUniform(fcinfo, true);
+}
+
+/* Check the group size k of the birthday aggregates */
+static int64
+GroupSize(Distribution *dist)
+{
+	if (dist->param < 0 || dist->param != floor(dist->param))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be a whole number at least 0, not %g", dist->param)));
+	return (int64) dist->param;
+}
+
+/*
+ * f_j = j! e_j(p_1..p_m), j = 0..kmax, after adding each value in turn:
+ * f_j <- f_j + j p f_{j-1}.  Each f_j is the probability that j draws are
+ * distinct and all among the values added so far, so it stays in [0, 1] and
+ * nothing overflows; it only underflows below 1e-308, where it reads 0.
+ */
+static double *
+DistinctDrawProbabilities(Distribution *dist, int64 kmax)
+{
+	double	   *f = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	f[0] = 1.0;
+	for (int64 i = 0; i < dist->nclasses; i++)
+	{
+		double		p = dist->weights[i] / dist->total;
+		int64		top = Min(i + 1, kmax);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int64 j = top; j >= 1; j--)
+			f[j] += (double) j * p * f[j - 1];
+	}
+	return f;
+}
+
+/* birthday_uniqueness_exact(k, value [, weight]): k! e_k(p) */
+static Datum
+BirthdayExact(FunctionCallInfo fcinfo, bool weighted)
+{
+	Distribution dist;
+	int64		k;
+	double	   *f;
+
+	FinalDistribution(fcinfo, weighted, &dist);
+	if (dist.nclasses == 0 || dist.total <= 0)
+		PG_RETURN_NULL();
+	k = GroupSize(&dist);
+	if (k <= 1)
+		PG_RETURN_FLOAT8(1.0);
+	if (k > dist.nclasses)
+		PG_RETURN_FLOAT8(0.0);
+	f = DistinctDrawProbabilities(&dist, k);
+	PG_RETURN_FLOAT8(Min(f[k], 1.0));
+}
+
+Datum
+qidrisk_birthday_exact_final(PG_FUNCTION_ARGS)
+{
+	return BirthdayExact(fcinfo, false);
+}
+
+Datum
+qidrisk_birthday_exact_weighted_final(PG_FUNCTION_ARGS)
+{
+	return BirthdayExact(fcinfo, true);
+}
+
+/* birthday_uniqueness_poisson(k, value [, weight]): prod_i e^{-k p_i} (1 + k p_i) */
+static Datum
+BirthdayPoisson(FunctionCallInfo fcinfo, bool weighted)
+{
+	Distribution dist;
+	double		k;
+	double		log_probability = 0.0;
+
+	FinalDistribution(fcinfo, weighted, &dist);
+	if (dist.nclasses == 0 || dist.total <= 0)
+		PG_RETURN_NULL();
+	k = (double) GroupSize(&dist);
+	for (int64 i = 0; i < dist.nclasses; i++)
+	{
+		double		kp = k * dist.weights[i] / dist.total;
+
+		log_probability += log1p(kp) - kp;
+	}
+	PG_RETURN_FLOAT8(exp(log_probability));
+}
+
+Datum
+qidrisk_birthday_poisson_final(PG_FUNCTION_ARGS)
+{
+	return BirthdayPoisson(fcinfo, false);
+}
+
+Datum
+qidrisk_birthday_poisson_weighted_final(PG_FUNCTION_ARGS)
+{
+	return BirthdayPoisson(fcinfo, true);
+}
+
+/*
+ * birthday_max_k_exact(target, value [, weight]): the largest k with
+ * k! e_k(p) >= target.  The uniform distribution over the same support
+ * maximises the probability, so its answer bounds the search.
+ */
+static Datum
+BirthdayMaxK(FunctionCallInfo fcinfo, bool weighted)
+{
+	Distribution dist;
+	int64		kmax;
+	double	   *f;
+	int64		k;
+
+	FinalDistribution(fcinfo, weighted, &dist);
+	if (dist.nclasses == 0 || dist.total <= 0)
+		PG_RETURN_NULL();
+	BirthdayCheckTarget(dist.param);
+	kmax = BirthdayLargestK(dist.param, (double) dist.nclasses, 0.0);
+	f = DistinctDrawProbabilities(&dist, kmax);
+	k = kmax;
+	while (k > 1 && f[k] < dist.param)
+		k--;
+	PG_RETURN_INT64(k);
+}
+
+Datum
+qidrisk_birthday_max_k_final(PG_FUNCTION_ARGS)
+{
+	return BirthdayMaxK(fcinfo, false);
+}
+
+Datum
+qidrisk_birthday_max_k_weighted_final(PG_FUNCTION_ARGS)
+{
+	return BirthdayMaxK(fcinfo, true);
+}
