@@ -80,8 +80,25 @@ BirthdayLogUniform(int64 k, double n)
 		return -INFINITY;
 
 	if (k > DIRECT_SUM_MAX_K && n - (double) k >= STIRLING_MIN_REMAINING)
-		return -(n - (double) k + 0.5) * log1p(-(double) k / n) - (double) k +
+	{
+		double		x = (double) k / n;
+		double		r;			/* log1p(-x) + x, without cancellation */
+
+		if (x < 0.01)
+		{
+			double		power = x * x;
+
+			r = 0.0;
+			for (int j = 2; j < 40 && power / j > 1e-20 * fabs(r); j++, power *= x)
+				r -= power / j;
+		}
+		else
+			r = log1p(-x) + x;
+
+		/* -(N-k+1/2) log1p(-x) - k, rewritten with N x = k */
+		return -(n - (double) k + 0.5) * r - (double) k * x + x / 2 +
 			StirlingTail(n) - StirlingTail(n - (double) k);
+	}
 
 	/* Neumaier-compensated sum of the k - 1 terms */
 	for (int64 i = 1; i < k; i++)
