@@ -512,9 +512,9 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 	AddClass(state, fp, 1);
 }
 
-/* Merge every buffered row, so the counters and arrays are complete */
-void
-FreqStateSettle(FreqState *state)
+/* Merge every partition's buffered rows into its array */
+static void
+DrainBuffers(FreqState *state)
 {
 	if (!state->unsettled)
 		return;
@@ -524,6 +524,129 @@ FreqStateSettle(FreqState *state)
 		DrainPartition(state, &state->parts[p]);
 	}
 	state->unsettled = false;
+}
+
+/*
+ * Combining partitioned states that are ours to keep (deserialized ones)
+ * only attaches them; the final function then reads all of them in one
+ * streaming merge, and no merged copy of the classes is ever written.  Any
+ * other use merges them in first.
+ */
+void
+FreqStateAttach(FreqState *into, FreqState *from)
+{
+	Assert(into->single == NULL && from->single == NULL && from->attached == NULL);
+	if (!into->has_param)
+	{
+		into->has_param = from->has_param;
+		into->param = from->param;
+	}
+	else if (from->has_param && from->param != into->param)
+		elog(ERROR, "qidrisk: cannot merge states with different parameters");
+	from->next_attached = into->attached;
+	into->attached = from;
+	into->streamed = false;
+}
+
+/* Merge the attached states' classes into the state's own arrays */
+static void
+MaterializeAttached(FreqState *state)
+{
+	while (state->attached != NULL)
+	{
+		FreqState  *attached = state->attached;
+
+		for (int p = 0; p < PARTITIONS; p++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			MergeRun(state, &state->parts[p], attached->parts[p].classes,
+					 attached->parts[p].nclasses);
+		}
+		state->attached = attached->next_attached;
+		attached->next_attached = NULL;
+		FreqStateFree(attached);
+	}
+	state->streamed = false;
+}
+
+/*
+ * Read the classes of a state and its attached states as one, partition by
+ * partition, by a k-way merge of their sorted arrays; count the merged
+ * classes and call visitor (if any) with each merged class size.
+ */
+static void
+StreamAttached(FreqState *state, FreqVisitor visitor, void *arg)
+{
+	FreqState  *sources[64];
+	int			nsources = 0;
+	int64		rows = 0;
+	int64		classes = 0;
+	int64		singletons = 0;
+
+	DrainBuffers(state);
+	sources[nsources++] = state;
+	for (FreqState *source = state->attached; source != NULL; source = source->next_attached)
+	{
+		if (nsources == lengthof(sources))
+		{
+			/* too many to stream: merge them in for good */
+			FreqStateSettle(state);
+			if (visitor != NULL)
+				FreqStateVisit(state, visitor, arg);
+			return;
+		}
+		sources[nsources++] = source;
+	}
+
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		int64		heads[64] = {0};
+
+		CHECK_FOR_INTERRUPTS();
+		for (;;)
+		{
+			const QidFingerprint *smallest = NULL;
+			int64		count = 0;
+
+			for (int i = 0; i < nsources; i++)
+			{
+				FreqPartition *partition = &sources[i]->parts[p];
+
+				if (heads[i] < partition->nclasses &&
+					(smallest == NULL ||
+					 CompareFingerprints(&partition->classes[heads[i]].key, smallest) < 0))
+					smallest = &partition->classes[heads[i]].key;
+			}
+			if (smallest == NULL)
+				break;
+			for (int i = 0; i < nsources; i++)
+			{
+				FreqPartition *partition = &sources[i]->parts[p];
+
+				if (heads[i] < partition->nclasses &&
+					CompareFingerprints(&partition->classes[heads[i]].key, smallest) == 0)
+					count += partition->classes[heads[i]++].count;
+			}
+			rows += count;
+			classes++;
+			singletons += (count == 1);
+			if (visitor != NULL)
+				visitor(count, arg);
+		}
+	}
+	state->streamed_rows = rows;
+	state->streamed_classes = classes;
+	state->streamed_singletons = singletons;
+	state->streamed = true;
+}
+
+/* Merge every buffered row, so the counters and arrays are complete */
+void
+FreqStateSettle(FreqState *state)
+{
+	DrainBuffers(state);
+	if (state->attached != NULL)
+		MaterializeAttached(state);
 }
 
 /* Account for one row of a class of size count leaving it */
@@ -665,6 +788,13 @@ FreqStateMerge(FreqState *into, FreqState *from)
 void
 FreqStateFree(FreqState *state)
 {
+	while (state->attached != NULL)
+	{
+		FreqState  *attached = state->attached;
+
+		state->attached = attached->next_attached;
+		FreqStateFree(attached);
+	}
 	if (state->single != NULL)
 		DestroyTable(state, state->single);
 	else
@@ -682,6 +812,13 @@ FreqStateFree(FreqState *state)
 int64
 FreqStateRows(FreqState *state)
 {
+	if (state->attached != NULL)
+	{
+		if (!state->streamed)
+			StreamAttached(state, NULL, NULL);
+		if (state->attached != NULL)
+			return state->streamed_rows;
+	}
 	FreqStateSettle(state);
 	return state->rows;
 }
@@ -689,6 +826,13 @@ FreqStateRows(FreqState *state)
 int64
 FreqStateSingletons(FreqState *state)
 {
+	if (state->attached != NULL)
+	{
+		if (!state->streamed)
+			StreamAttached(state, NULL, NULL);
+		if (state->attached != NULL)
+			return state->streamed_singletons;
+	}
 	FreqStateSettle(state);
 	return state->singletons;
 }
@@ -696,6 +840,13 @@ FreqStateSingletons(FreqState *state)
 int64
 FreqStateClasses(FreqState *state)
 {
+	if (state->attached != NULL)
+	{
+		if (!state->streamed)
+			StreamAttached(state, NULL, NULL);
+		if (state->attached != NULL)
+			return state->streamed_classes;
+	}
 	FreqStateSettle(state);
 	return state->classes;
 }
@@ -720,6 +871,11 @@ FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 {
 	VisitContext context = {visitor, arg};
 
+	if (state->attached != NULL)
+	{
+		StreamAttached(state, visitor, arg);
+		return;
+	}
 	ForEachClass(state, VisitClass, &context);
 }
 

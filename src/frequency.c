@@ -131,7 +131,6 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 	MemoryContext aggcontext = AggregateContext(fcinfo);
 	FreqState  *into = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
 	FreqState  *from = PG_ARGISNULL(1) ? NULL : (FreqState *) PG_GETARG_POINTER(1);
-
 	bool		adoptable;
 
 	if (from == NULL)
@@ -152,12 +151,23 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 		if (adoptable)
 			PG_RETURN_POINTER(from);
 		into = FreqStateCreate(aggcontext, (Size) FreqStateClasses(from));
+		FreqStateMerge(into, from);
+		PG_RETURN_POINTER(into);
 	}
-	else if (adoptable && FreqStateClasses(from) > FreqStateClasses(into))
+
+	/* large partitioned states: attach now, merge while streaming at the end */
+	if (adoptable && into->single == NULL && from->single == NULL && from->attached == NULL)
+	{
+		FreqStateAttach(into, from);
+		PG_RETURN_POINTER(into);
+	}
+
+	/* otherwise merge the smaller state into the larger one */
+	if (adoptable && into->attached == NULL &&
+		FreqStateClasses(from) > FreqStateClasses(into))
 	{
 		FreqState  *smaller = into;
 
-		/* merge the smaller state into the larger one */
 		into = from;
 		from = smaller;
 	}

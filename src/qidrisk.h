@@ -69,6 +69,12 @@ typedef struct FreqState
 	int64	   *buckets;		/* the bucket sort's counters */
 	int64		bucket_capacity;
 	MemoryContextCallback release;	/* unmaps the partitions' arrays */
+	struct FreqState *attached; /* combined in, not yet merged */
+	struct FreqState *next_attached;	/* the next one in that list */
+	bool		streamed;		/* the streamed_* counters are current */
+	int64		streamed_rows;	/* counters over the state and its attachments */
+	int64		streamed_classes;
+	int64		streamed_singletons;
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
 	bool		private_copy;	/* made by deserialization, owned by context */
@@ -86,6 +92,7 @@ extern void FreqStateAddRow(FreqState *state, const QidFingerprint *fp);
 extern void FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp);
 extern void FreqStateSettle(FreqState *state);
 extern void FreqStateMerge(FreqState *into, FreqState *from);
+extern void FreqStateAttach(FreqState *into, FreqState *from);
 extern void FreqStateFree(FreqState *state);
 extern int64 FreqStateRows(FreqState *state);
 extern int64 FreqStateClasses(FreqState *state);

@@ -14,7 +14,8 @@ SELECT singleton_count(birth_year, sex, zip) AS singletons,
 	class_count(birth_year, sex, zip) AS classes,
 	k_anonymity(birth_year, zip) AS k_level,
 	rows_below_k(5, birth_year, sex, zip) AS below5,
-	class_profile(sex, score) AS profile
+	class_profile(sex, score) AS profile,
+	class_profile(birth_year, sex, zip) AS wide_profile
 FROM pop;
 SELECT singletons, classes, k_level, below5, profile FROM serial_answers;
 SELECT (SELECT count(*) FROM (SELECT 1 FROM pop GROUP BY birth_year, sex, zip HAVING count(*) = 1) s) AS singletons,
@@ -37,8 +38,9 @@ SELECT singleton_count(birth_year, sex, zip) = s.singletons AS singletons_equal,
 	class_count(birth_year, sex, zip) = s.classes AS classes_equal,
 	k_anonymity(birth_year, zip) = s.k_level AS k_equal,
 	rows_below_k(5, birth_year, sex, zip) = s.below5 AS below5_equal,
-	class_profile(sex, score) = s.profile AS profile_equal
-FROM pop, serial_answers s GROUP BY s.singletons, s.classes, s.k_level, s.below5, s.profile;
+	class_profile(sex, score) = s.profile AS profile_equal,
+	class_profile(birth_year, sex, zip) = s.wide_profile AS wide_profile_equal
+FROM pop, serial_answers s GROUP BY s.singletons, s.classes, s.k_level, s.below5, s.profile, s.wide_profile;
 
 -- grouped partial aggregation
 EXPLAIN (COSTS OFF)
