@@ -1,26 +1,35 @@
 #!/usr/bin/env python3
 """Parse bench/run.sh session logs (standard library only).
 
-  report.py check SESSION_LOG        every run: A's result = B's, D's = E's
+  report.py check SESSION_LOG        every run: A's result = B's, D's = E's,
+                                     F's ~ G's; H: the same value every run,
+                                     equal to an independent computation
   report.py report OUT_DIR DOC.md    medians, ratios, goals; writes DOC.md
 
 A session log is psql's output of bench/run.sh's session script: marker lines
 starting with "@@" (meta data, settings, "@@explain V" before a warm-up plan,
 "@@run V R" before a timed run's result and its "Time: X ms" line, and
-"@@memory V KB" from the peak-memory pass).
+"@@memory V KB" from the peak-memory pass).  A session per population size
+holds A-G; session-birthday.log holds H.
 """
+import math
 import os
 import re
 import statistics
 import sys
 
-VARIANTS = "ABCDE"
+VARIANTS = "ABCDEFG"  # timed per population size, interleaved
+MAIN = "ABCDE"  # uniqueness: the first sections of the report
+HET = "FG"  # heterogeneity: its own section, with the birthday aggregate H
 NAMES = {
     "A": "singleton_count",
     "B": "GROUP BY ... HAVING count(*) = 1",
     "C": "hashing scan",
     "D": "class_profile",
     "E": "class_profile in plain SQL",
+    "F": "kl_uniform",
+    "G": "kl_uniform in plain SQL",
+    "H": "birthday_uniqueness_exact",
 }
 # (numerator, denominator, goal at 1e7 rows, what the goal is about)
 RATIOS = [
@@ -28,7 +37,17 @@ RATIOS = [
     ("A", "C", 4.0, "singleton_count vs. hashing scan"),
     ("D", "E", 0.3, "class_profile vs. its plain-SQL equivalent"),
 ]
+HET_RATIOS = [
+    ("F", "G", 0.3, "kl_uniform vs. its plain-SQL equivalent"),
+]
 GOAL_ROWS = 10_000_000
+# F and G sum the same terms in different orders (and in parallel partial
+# states), so they agree only to the last few digits.
+KL_RTOL = 1e-9
+# H against the independent computation in birthday_reference()
+BIRTHDAY_RTOL = 1e-9
+# "well under a second", read as: a median of at most half a second
+BIRTHDAY_GOAL_MS = 500.0
 TIME_RE = re.compile(r"^Time: ([0-9.]+) ms")
 
 
@@ -38,8 +57,8 @@ class Session:
         self.meta = {}
         self.settings = {}
         self.plans = {}
-        self.results = {v: {} for v in VARIANTS}
-        self.times = {v: {} for v in VARIANTS}
+        self.results = {v: {} for v in VARIANTS + "H"}
+        self.times = {v: {} for v in VARIANTS + "H"}
         self.memory = {}
         self.serial = {}
         self.errors = []
@@ -84,6 +103,8 @@ class Session:
         elif kind == "explain":
             return ("explain", parts[1]), []
         elif kind == "run":
+            self.results.setdefault(parts[1], {})
+            self.times.setdefault(parts[1], {})
             return ("run", parts[1], int(parts[2])), []
         return None, []
 
@@ -100,7 +121,21 @@ class Session:
         return statistics.median(t) if t else None
 
     def check(self):
-        """Return (ok, message lines)."""
+        """Return (ok, message lines) over every check that applies."""
+        ok, lines = True, []
+        for group_ok, group_lines in self.checks().values():
+            ok &= group_ok
+            lines.extend(group_lines)
+        return ok, lines
+
+    def checks(self):
+        """{group: (ok, message lines)}: "main" (errors, A = B, D = E) and
+        "FG" for a population session, "H" for the birthday session."""
+        if "census_rows" in self.meta:
+            return {"H": self.check_birthday()}
+        return {"main": self.check_main(), "FG": self.check_close("F", "G", KL_RTOL)}
+
+    def check_main(self):
         lines, ok = [], True
         if self.errors:
             ok = False
@@ -123,6 +158,130 @@ class Session:
             else:
                 lines.append(f"{a} = {b} in all {len(runs)} runs: {values.pop()}")
         return ok, lines
+
+    def number(self, v, r):
+        try:
+            return float(self.results[v][r].strip())
+        except (KeyError, ValueError):
+            return None
+
+    def check_close(self, a, b, rtol):
+        """Every run's a and b are numbers within rtol of each other, and so
+        are all runs' values."""
+        runs = sorted(set(self.results[a]) | set(self.results[b]))
+        if not runs:
+            return False, [f"{a}/{b}: no timed runs found"]
+        lines, ok = [], True
+        values = []
+        for r in runs:
+            x, y = self.number(a, r), self.number(b, r)
+            if x is None or y is None or not rel_close(x, y, rtol):
+                ok = False
+                lines.append(f"MISMATCH run {r}: {a} = {self.results[a].get(r)!r}, "
+                             f"{b} = {self.results[b].get(r)!r} (relative tolerance {fmt_tol(rtol)})")
+            else:
+                values.extend((x, y))
+        if ok and not rel_close(min(values), max(values), rtol):
+            ok = False
+            lines.append(f"MISMATCH between runs: {a} and {b} range over "
+                         f"{min(values)!r} .. {max(values)!r} (relative tolerance {fmt_tol(rtol)})")
+        if ok:
+            lines.append(f"{a} = {b} to a relative {fmt_tol(rtol)} in all {len(runs)} runs "
+                         f"(largest relative difference {rel_diff(min(values), max(values)):.1e}): "
+                         + ", ".join(sorted({self.results[v][r].strip()
+                                             for v in (a, b) for r in runs})))
+        return ok, lines
+
+    def check_birthday(self):
+        """H: a probability, the same in every run, equal to the reference."""
+        lines, ok = [], True
+        if self.errors:
+            ok = False
+            lines.extend(self.errors)
+        runs = sorted(self.results["H"])
+        if not runs:
+            return False, lines + ["H: no timed runs found"]
+        texts = {self.results["H"][r].strip() for r in runs}
+        values = [self.number("H", r) for r in runs]
+        if any(x is None or not 0 < x <= 1 for x in values) or len(texts) != 1:
+            ok = False
+            lines.append("MISMATCH: H's runs returned " + ", ".join(repr(t) for t in sorted(texts)))
+            return ok, lines
+        lines.append(f"H returned the same value in all {len(runs)} runs: {texts.pop()}")
+        m, k = int(self.meta["census_rows"]), int(self.meta["k"])
+        ref = birthday_reference(m, k)
+        if rel_close(values[0], ref, BIRTHDAY_RTOL):
+            lines.append(f"H = the independent computation (report.py) to a relative "
+                         f"{fmt_tol(BIRTHDAY_RTOL)} (difference {rel_diff(values[0], ref):.1e}): {ref!r}")
+        else:
+            ok = False
+            lines.append(f"MISMATCH: H = {values[0]!r}, the independent computation gives "
+                         f"{ref!r} (relative tolerance {fmt_tol(BIRTHDAY_RTOL)})")
+        return ok, lines
+
+
+def fmt_tol(x):
+    """1e-09 -> '1e-9'"""
+    m, e = f"{x:.0e}".split("e")
+    return f"{m}e{int(e)}"
+
+
+def rel_diff(x, y):
+    scale = max(abs(x), abs(y))
+    return abs(x - y) / scale if scale else 0.0
+
+
+def rel_close(x, y, rtol):
+    return rel_diff(x, y) <= rtol
+
+
+def birthday_reference(m, k):
+    """k! e_k(p) for the census of bench/run.sh: values 1..m weighted
+    1 + (i % 7), p their weights over the total; computed here without the
+    extension, from the weight classes.
+
+    With n_c values of weight c and W the total weight, e_k(p) is the
+    coefficient of t^k in prod_c (1 + c t / W)^n_c.  Substituting t = s u with
+    s = k (so the product's mass lies near degree k) gives factors
+    sum_j C(n_c, j) (c s / W)^j u^j; each factor's coefficients are built by
+    the ratio recurrence in log space, scaled to a maximum of 1 (the scale kept
+    as a log), and multiplied out truncated at degree k.  Then
+    k! e_k = k! [u^k] / s^k.
+    """
+    sizes = {}
+    for i in range(1, m + 1):
+        c = 1 + i % 7
+        sizes[c] = sizes.get(c, 0) + 1
+    total = sum(c * n for c, n in sizes.items())
+    s = float(k)
+    log_scale = 0.0
+    product = [1.0]
+    for c, n in sorted(sizes.items()):
+        top = min(n, k)
+        logs = [0.0] * (top + 1)
+        step = math.log(c * s / total)
+        for j in range(1, top + 1):
+            logs[j] = logs[j - 1] + math.log((n - j + 1) / j) + step
+        peak = max(logs)
+        log_scale += peak
+        factor = [math.exp(x - peak) for x in logs]
+        # terms below 1e-300 of their factor's peak cannot reach 1e-9 of
+        # the result (every other factor is at most 1, and the result is
+        # near the product's peak)
+        nz = [j for j, x in enumerate(factor) if x > 1e-300]
+        lo, hi = nz[0], nz[-1]
+        out = [0.0] * min(k + 1, len(product) + hi)
+        for i, a in enumerate(product):
+            if a == 0.0:
+                continue
+            for j in range(lo, min(hi, k - i) + 1):
+                out[i + j] += a * factor[j]
+        peak = max(out)
+        log_scale += math.log(peak)
+        product = [x / peak for x in out]
+    if len(product) <= k or product[k] == 0.0:
+        return 0.0
+    return math.exp(math.lgamma(k + 1) + math.log(product[k]) + log_scale - k * math.log(s))
 
 
 def ratio(s, num, den):
@@ -207,11 +366,11 @@ def observations(sessions):
     out = []
     for s in sessions:
         n = fmt_rows(s.rows)
-        par = [v for v in VARIANTS if "Gather" in plan_shape(s.plans.get(v, []))]
-        ser = [v for v in VARIANTS if v not in par]
+        par = [v for v in MAIN if "Gather" in plan_shape(s.plans.get(v, []))]
+        ser = [v for v in MAIN if v not in par]
         out.append(f"- {n} rows: parallel plans for {', '.join(par) or 'none'}"
                    + (f"; serial for {', '.join(ser)}" if ser else "") + ".")
-        spill = [v for v in VARIANTS if "spills to disk" in plan_shape(s.plans.get(v, []))
+        spill = [v for v in MAIN if "spills to disk" in plan_shape(s.plans.get(v, []))
                  or "external sort" in plan_shape(s.plans.get(v, []))]
         if spill:
             out.append(f"  - Spilling to disk (work_mem = {s.settings.get('work_mem', '?')}): "
@@ -237,8 +396,10 @@ def observations(sessions):
 def cmd_check(path):
     s = Session(path)
     ok, lines = s.check()
+    what = (f"census {fmt_rows(int(s.meta['census_rows']))}" if "census_rows" in s.meta
+            else f"{fmt_rows(s.rows)} rows")
     for l in lines:
-        print(f"bench: {fmt_rows(s.rows)} rows: {l}")
+        print(f"bench: {what}: {l}")
     return 0 if ok else 1
 
 
@@ -252,44 +413,15 @@ def read_kv(path):
     return kv
 
 
-def cmd_report(out, doc):
-    sessions = []
-    for name in os.listdir(out):
-        m = re.match(r"session-(\d+)\.log$", name)
-        if m:
-            sessions.append(Session(os.path.join(out, name)))
-    sessions.sort(key=lambda s: s.rows)
-    if not sessions:
-        print("report: no session logs in " + out, file=sys.stderr)
-        return 1
-    machine = read_kv(os.path.join(out, "machine.txt"))
-    queries = {}
-    for v in VARIANTS:
-        with open(os.path.join(out, "queries", v + ".sql"), encoding="utf-8") as f:
-            queries[v] = f.read().strip()
-
-    all_ok = True
-    checks = []
-    for s in sessions:
-        ok, lines = s.check()
-        all_ok &= ok
-        checks.extend(f"{fmt_rows(s.rows)} rows: {l}" for l in lines)
-
-    # --- console table ---
-    head = ["rows", "runs"] + [f"{v} ms" for v in VARIANTS] + [f"{n}/{d}" for n, d, _, _ in RATIOS]
-    table = [head]
-    for s in sessions:
-        table.append([fmt_rows(s.rows), s.meta.get("runs", "?")]
-                     + [fmt_ms(s.median(v)) for v in VARIANTS]
-                     + [fmt_ratio(ratio(s, n, d)) for n, d, _, _ in RATIOS])
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+def print_table(table):
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
         print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
 
-    # --- goals ---
-    goal_session = next((s for s in sessions if s.rows == GOAL_ROWS), None)
+
+def ratio_verdicts(goal_session, ratios):
     verdicts = []
-    for n, d, goal, what in RATIOS:
+    for n, d, goal, what in ratios:
         if goal_session is None:
             verdicts.append(f"- {what}: goal {n}/{d} <= {goal} at 1e7 rows: **not measured** "
                             f"(this run did not include 1e7 rows).")
@@ -298,7 +430,205 @@ def cmd_report(out, doc):
         met = x is not None and x <= goal
         verdicts.append(f"- {what}: goal {n}/{d} <= {goal} at 1e7 rows; measured "
                         f"**{fmt_ratio(x)}** - {'**met**' if met else '**not met**'}.")
-    for v in verdicts:
+    return verdicts
+
+
+def birthday_verdict(bday):
+    goal = (f"goal H well under a second (read as a median of at most "
+            f"{BIRTHDAY_GOAL_MS:,.0f} ms)")
+    if bday is None or bday.median("H") is None:
+        return f"- birthday_uniqueness_exact at M = 1e5, k = 1e3: {goal}: **not measured**."
+    ms = bday.median("H")
+    met = ms <= BIRTHDAY_GOAL_MS
+    return (f"- birthday_uniqueness_exact at M = {fmt_rows(int(bday.meta['census_rows']))}, "
+            f"k = {fmt_rows(int(bday.meta['k']))}: {goal}; measured **{fmt_ms(ms)} ms** - "
+            f"{'**met**' if met else '**not met**'}.")
+
+
+def heterogeneity_section(sessions, bday, queries, verdicts, checks):
+    """Markdown lines of the section on F, G and H."""
+    md = []
+    w = md.append
+    w("## Heterogeneity and birthday")
+    w("")
+    w("The distribution aggregates of issue 5, timed by the same script: "
+      "`kl_uniform` (F) against its plain-SQL equivalent (G) on `birth_date` of the same "
+      "population tables (uniform over 32,872 dates), and the exact birthday "
+      "aggregate (H) on a weighted census table of its own.")
+    w("")
+    w("### Goals")
+    w("")
+    w("- At 1e7 rows, `kl_uniform` takes at most **0.3x** the time of its plain-SQL "
+      "equivalent (F/G);")
+    w(f"- `birthday_uniqueness_exact` over M = 1e5 weighted values with k = 1e3 draws runs "
+      f"**well under a second** (H; read here as a median of at most "
+      f"{BIRTHDAY_GOAL_MS:,.0f} ms).")
+    w("")
+    w("Result of this run:")
+    w("")
+    md.extend(verdicts)
+    w("")
+    w("### Results")
+    w("")
+    w("F and G ran in the same psql session per size as A-E, after the same warm-up, "
+      "interleaved with them run by run (the rotation covers all seven variants).  Medians "
+      "of the timed runs, in ms:")
+    w("")
+    w("| rows | runs | " + " | ".join(f"{v}: {NAMES[v]}" for v in HET)
+      + " | " + " | ".join(f"{n}/{d}" for n, d, _, _ in HET_RATIOS) + " |")
+    w("|" + "---:|" * (2 + len(HET) + len(HET_RATIOS)))
+    for s in sessions:
+        w(f"| {fmt_rows(s.rows)} | {s.meta.get('runs', '?')} | "
+          + " | ".join(fmt_ms(s.median(v)) for v in HET) + " | "
+          + " | ".join(fmt_ratio(ratio(s, n, d)) for n, d, _, _ in HET_RATIOS) + " |")
+    w("")
+    w("All timed runs, in ms:")
+    w("")
+    w("| rows | " + " | ".join(HET) + " |")
+    w("|---:|" + "---|" * len(HET))
+    for s in sessions:
+        cells = [", ".join(fmt_ms(s.times[v][r]) for r in sorted(s.times[v])) for v in HET]
+        w(f"| {fmt_rows(s.rows)} | " + " | ".join(cells) + " |")
+    w("")
+    if bday is not None:
+        census = int(bday.meta.get("census_rows", 0))
+        g = bday.meta.get("generate_seconds", "?")
+        w(f"H ran in a session of its own after the population sizes (it does not depend on "
+          f"them): one warm-up (`EXPLAIN ANALYZE`) then {bday.meta.get('runs', '?')} timed runs "
+          f"in one connection, over `bench_census_{census}` ({fmt_rows(census)} rows = "
+          f"{bday.meta.get('table_size', '?')}, rebuilt by this run in {g} s).")
+        w("")
+        w("| M (values) | k | runs | median ms | all runs, ms | result |")
+        w("|---:|---:|---:|---:|---|---|")
+        runs = sorted(bday.times["H"])
+        result = ", ".join(sorted({bday.results["H"][r].strip() for r in runs})) or "-"
+        w(f"| {fmt_rows(census)} | {fmt_rows(int(bday.meta.get('k', 0)))} | {len(runs)} | "
+          f"{fmt_ms(bday.median('H'))} | "
+          + ", ".join(fmt_ms(bday.times["H"][r]) for r in runs) + f" | {result} |")
+        w("")
+    w("Agreement (checked on every timed run; the script fails otherwise):")
+    w("")
+    w("```")
+    md.extend(checks)
+    w("```")
+    w("")
+    w("### Plans")
+    w("")
+    w("From the warm-up runs, as for A-E above:")
+    w("")
+    for v in HET:
+        w(f"- **{v}** ({NAMES[v]}):")
+        for s in sessions:
+            w(f"  - {fmt_rows(s.rows)}: {plan_shape(s.plans.get(v, []))}")
+    if bday is not None:
+        w(f"- **H** ({NAMES['H']}): {plan_shape(bday.plans.get('H', []))}")
+    w("")
+    last = sessions[-1]
+    w(f"<details><summary>Full warm-up plans of F and G at {fmt_rows(last.rows)} rows, "
+      f"and of H</summary>")
+    w("")
+    for v, plan in [(v, last.plans.get(v, [])) for v in HET] + (
+            [("H", bday.plans.get("H", []))] if bday is not None else []):
+        w(f"{v}:")
+        w("")
+        w("```")
+        md.extend(plan)
+        w("```")
+        w("")
+    w("</details>")
+    w("")
+    w("### Queries")
+    w("")
+    for v in HET + "H":
+        if v not in queries:
+            continue
+        w(f"{v}. {NAMES[v]}:")
+        w("")
+        w("```sql")
+        w(queries[v])
+        w("```")
+        w("")
+    if "census" in queries:
+        w("H's census table, built once per run of the script:")
+        w("")
+        w("```sql")
+        w(queries["census"])
+        w("```")
+        w("")
+    w(f"G groups the table by `birth_date` to the counts of the m observed dates and sums "
+      f"p ln(p m) = p ln(p / (1/m)) over them: the same Kullback-Leibler distance that F "
+      f"computes in one pass.  The two sum in different orders (F also across parallel "
+      f"partial states), so they are checked to agree to a relative {fmt_tol(KL_RTOL)}, not digit for "
+      f"digit.  H is the exact probability k! e_k(p) that k = 1000 draws from the census "
+      f"(value i drawn with probability proportional to 1 + i mod 7) are all distinct.  "
+      f"There is no practical plain-SQL equivalent (the direct recurrence takes M k "
+      f"steps, here 1e8), so `bench/report.py` recomputes it without the extension from the seven "
+      f"weight classes (the product of (1 + c t / W)^(n_c) expanded to degree k, in scaled "
+      f"floating point) and requires a relative {fmt_tol(BIRTHDAY_RTOL)}.")
+    w("")
+    return md
+
+
+def cmd_report(out, doc):
+    sessions = []
+    bday = None
+    for name in os.listdir(out):
+        m = re.match(r"session-(\d+)\.log$", name)
+        if m:
+            sessions.append(Session(os.path.join(out, name)))
+        elif name == "session-birthday.log":
+            bday = Session(os.path.join(out, name))
+    sessions.sort(key=lambda s: s.rows)
+    if not sessions:
+        print("report: no session logs in " + out, file=sys.stderr)
+        return 1
+    machine = read_kv(os.path.join(out, "machine.txt"))
+    queries = {}
+    for v in list(VARIANTS + "H") + ["census"]:
+        path = os.path.join(out, "queries", v + ".sql")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                queries[v] = f.read().strip()
+
+    all_ok = True
+    checks, het_checks = [], []
+    for s in sessions:
+        for group, (ok, lines) in s.checks().items():
+            all_ok &= ok
+            (checks if group == "main" else het_checks).extend(
+                f"{fmt_rows(s.rows)} rows: {l}" for l in lines)
+    if bday is None:
+        all_ok = False
+        het_checks.append("H: no birthday session (session-birthday.log) found")
+    else:
+        ok, lines = bday.check()
+        all_ok &= ok
+        het_checks.extend(f"census {fmt_rows(int(bday.meta.get('census_rows', 0)))}: {l}"
+                          for l in lines)
+
+    # --- console tables ---
+    head = ["rows", "runs"] + [f"{v} ms" for v in MAIN] + [f"{n}/{d}" for n, d, _, _ in RATIOS]
+    table = [head]
+    for s in sessions:
+        table.append([fmt_rows(s.rows), s.meta.get("runs", "?")]
+                     + [fmt_ms(s.median(v)) for v in MAIN]
+                     + [fmt_ratio(ratio(s, n, d)) for n, d, _, _ in RATIOS])
+    print_table(table)
+    het_table = [["rows", "runs"] + [f"{v} ms" for v in HET]
+                 + [f"{n}/{d}" for n, d, _, _ in HET_RATIOS]]
+    for s in sessions:
+        het_table.append([fmt_rows(s.rows), s.meta.get("runs", "?")]
+                         + [fmt_ms(s.median(v)) for v in HET]
+                         + [fmt_ratio(ratio(s, n, d)) for n, d, _, _ in HET_RATIOS])
+    print_table(het_table)
+    if bday is not None:
+        print(f"H ms (median of {bday.meta.get('runs', '?')}): {fmt_ms(bday.median('H'))}")
+
+    # --- goals ---
+    goal_session = next((s for s in sessions if s.rows == GOAL_ROWS), None)
+    verdicts = ratio_verdicts(goal_session, RATIOS)
+    het_verdicts = ratio_verdicts(goal_session, HET_RATIOS) + [birthday_verdict(bday)]
+    for v in verdicts + het_verdicts:
         print(v.replace("**", ""))
 
     # --- document ---
@@ -323,6 +653,9 @@ def cmd_report(out, doc):
     w("")
     md.extend(verdicts)
     w("")
+    w("The goals for `kl_uniform` and `birthday_uniqueness_exact` are in "
+      "[their own section](#heterogeneity-and-birthday) below.")
+    w("")
     w("Absolute times on a small shared machine are noise (other work runs beside the benchmark, "
       "and parallel workers compete with it for the same cores); the ratios, measured in the same "
       "session with the variants interleaved run by run, are the figures to read.")
@@ -332,18 +665,18 @@ def cmd_report(out, doc):
     w("Medians of the timed runs, in ms (psql `\\timing`, so client round trip included; "
       "each variant ran once more before, as the warm-up).")
     w("")
-    w("| rows | runs | " + " | ".join(f"{v}: {NAMES[v]}" for v in VARIANTS)
+    w("| rows | runs | " + " | ".join(f"{v}: {NAMES[v]}" for v in MAIN)
       + " | " + " | ".join(f"{n}/{d}" for n, d, _, _ in RATIOS) + " |")
-    w("|" + "---:|" * (2 + len(VARIANTS) + len(RATIOS)))
+    w("|" + "---:|" * (2 + len(MAIN) + len(RATIOS)))
     for r in table[1:]:
         w("| " + " | ".join(r) + " |")
     w("")
     w("All timed runs, in ms:")
     w("")
-    w("| rows | " + " | ".join(VARIANTS) + " |")
-    w("|---:|" + "---|" * len(VARIANTS))
+    w("| rows | " + " | ".join(MAIN) + " |")
+    w("|---:|" + "---|" * len(MAIN))
     for s in sessions:
-        cells = [", ".join(fmt_ms(s.times[v][r]) for r in sorted(s.times[v])) for v in VARIANTS]
+        cells = [", ".join(fmt_ms(s.times[v][r]) for r in sorted(s.times[v])) for v in MAIN]
         w(f"| {fmt_rows(s.rows)} | " + " | ".join(cells) + " |")
     w("")
     w("Agreement (checked on every timed run; the script fails otherwise):")
@@ -400,7 +733,7 @@ def cmd_report(out, doc):
       "instrumentation's clock reads), top node first; JIT is noted with what it did and how "
       "long it took in the leader (each parallel worker compiles too):")
     w("")
-    for v in VARIANTS:
+    for v in MAIN:
         w(f"- **{v}** ({NAMES[v]}):")
         for s in sessions:
             w(f"  - {fmt_rows(s.rows)}: {plan_shape(s.plans.get(v, []))}")
@@ -408,7 +741,7 @@ def cmd_report(out, doc):
     last = sessions[-1]
     w(f"<details><summary>Full warm-up plans at {fmt_rows(last.rows)} rows</summary>")
     w("")
-    for v in VARIANTS:
+    for v in MAIN:
         w(f"{v}:")
         w("")
         w("```")
@@ -421,7 +754,7 @@ def cmd_report(out, doc):
     w("")
     w("`:tab` is the population table, `bench_pop_<rows>`.")
     w("")
-    for v in VARIANTS:
+    for v in MAIN:
         w(f"{v}. {NAMES[v]}:")
         w("")
         w("```sql")
@@ -435,6 +768,7 @@ def cmd_report(out, doc):
       "grouping of the class sizes; the final cast to `qid_profile` only makes its output text "
       "comparable with D's.")
     w("")
+    md.extend(heterogeneity_section(sessions, bday, queries, het_verdicts, het_checks))
     w("## Setup")
     w("")
     w("- Command: `" + machine.get("command", "?") + "` (from the repository root)")
@@ -454,7 +788,11 @@ def cmd_report(out, doc):
     w("- Runs: one warm-up (the `EXPLAIN ANALYZE` above) then "
       + ", ".join(f"{s.meta.get('runs', '?')} at {fmt_rows(s.rows)}" for s in sessions)
       + " timed runs per variant, all in one psql connection per size; the order of the variants "
-        "rotates run by run (run 1: A B C D E, run 2: B C D E A, ...).")
+        f"rotates run by run (run 1: {' '.join(VARIANTS)}, run 2: "
+        f"{' '.join(VARIANTS[1:] + VARIANTS[0])}, ...)"
+      + ("" if bday is None else
+         f"; H: one warm-up then {bday.meta.get('runs', '?')} timed runs in a connection of its "
+         f"own after the sizes") + ".")
     w("")
     w("The population (`bench/population.sql`) is a pure function of the row number: each column "
       "draws from `hashint8extended(i, seed)` scaled to [0, 1), so every size is the same table on "

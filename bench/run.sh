@@ -10,9 +10,17 @@
 #   C  a bare scan hashing the same three columns
 #   D  class_profile(birth_date, sex, zip5)
 #   E  the same numbers in plain SQL
-# Every run's result of A must equal B's and D's must equal E's, or the script
-# fails.  Then bench/report.py prints medians and ratios and writes
-# docs/benchmarks.md.
+#   F  kl_uniform(birth_date)
+#   G  the same number in plain SQL
+# Every run's result of A must equal B's, D's must equal E's, and F's must
+# agree with G's to a relative 1e-9, or the script fails.  After the sizes, one
+# more session times the exact birthday aggregate, which does not depend on the
+# population:
+#   H  birthday_uniqueness_exact(1000, v, w) over bench_census_100000
+#      (100,000 values weighted 1 + i % 7, rebuilt by every run of this script)
+# with a warm-up and several runs; every run must return the same value, and it
+# must agree with an independent computation in bench/report.py.  Then
+# bench/report.py prints medians and ratios and writes docs/benchmarks.md.
 #
 # Uses the server named by PGHOST/PGPORT/PGUSER when PGHOST is set (database
 # $BENCH_DB, default "bench", created when missing); otherwise builds and
@@ -22,6 +30,7 @@
 # Environment:
 #   BENCH_DB            database to use (default bench)
 #   BENCH_RUNS          timed runs per variant (default 5 up to 1e6 rows, 3 above)
+#   BENCH_BIRTHDAY_RUNS timed runs of H (default 7)
 #   BENCH_STATE_MEMORY  if set, SET qidrisk.max_state_memory to it (e.g. 2GB)
 #   BENCH_MEMORY        0 skips the peak-memory pass (default 1)
 #   BENCH_REBUILD       1 rebuilds population tables even if an identical one exists
@@ -90,7 +99,7 @@ export PGDATABASE="$DB"
 # :tab is the population table (a psql variable).  Query texts also go to
 # $OUT/queries/ for the report.
 declare -A QUERY
-VARIANTS=(A B C D E)
+VARIANTS=(A B C D E F G)
 QUERY[A]="SELECT singleton_count(birth_date, sex, zip5) FROM :tab"
 QUERY[B]="SELECT count(*) FROM (SELECT 1 FROM :tab GROUP BY birth_date, sex, zip5 HAVING count(*) = 1) s"
 QUERY[C]="SELECT sum(hashint4(birth_date - date '1900-01-01')::bigint + hashtext(sex) + hashtext(zip5)) FROM :tab"
@@ -105,8 +114,21 @@ SELECT ROW(sum(n * k)::bigint, sum(k)::bigint,
            coalesce(sum(k) FILTER (WHERE n = 1), 0)::double precision / sum(n * k),
            min(n), max(n), array_agg(n ORDER BY n), array_agg(k ORDER BY n))::qid_profile
 FROM h"
+# Heterogeneity: KL distance of birth_date's distribution to uniform over the
+# observed dates, and the same sum over the date counts in plain SQL.
+QUERY[F]="SELECT kl_uniform(birth_date) FROM :tab"
+QUERY[G]="SELECT sum(p * ln(p * m)) FROM (SELECT count(*)::float8 / sum(count(*)) OVER () AS p, count(*) OVER () AS m FROM :tab GROUP BY birth_date) s"
+# Birthday: exact probability that 1000 draws from a weighted census of
+# 100,000 values are all distinct (its own session, after the sizes).
+CENSUS_ROWS=100000
+BIRTHDAY_K=1000
+CENSUS_TAB="bench_census_$CENSUS_ROWS"
+QUERY[H]="SELECT birthday_uniqueness_exact($BIRTHDAY_K, v, w) FROM $CENSUS_TAB"
+CENSUS_SQL="CREATE TABLE $CENSUS_TAB (v integer, w float8);
+INSERT INTO $CENSUS_TAB SELECT i, (1 + (i % 7))::float8 FROM generate_series(1, $CENSUS_ROWS) i;"
 mkdir -p "$OUT/queries"
-for v in "${VARIANTS[@]}"; do
+printf '%s\n' "$CENSUS_SQL" >"$OUT/queries/census.sql"
+for v in "${VARIANTS[@]}" H; do
 	printf '%s;\n' "${QUERY[$v]}" >"$OUT/queries/$v.sql"
 done
 
@@ -236,6 +258,47 @@ for rows in "$@"; do
 		done
 	fi
 done
+
+# --- the birthday aggregate: its own session, independent of the sizes ---
+# The census table is rebuilt by every run of this script (it is small), then
+# one session times H like the variants above: settings, a warm-up with its
+# plan, then the timed runs.
+birthday_runs="${BENCH_BIRTHDAY_RUNS:-7}"
+log="$OUT/session-birthday.log"
+echo "bench: building $CENSUS_TAB"
+start=$(date +%s.%N)
+"${PSQL[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $CENSUS_TAB" \
+	-c "$CENSUS_SQL" -c "VACUUM ANALYZE $CENSUS_TAB"
+end=$(date +%s.%N)
+census_seconds=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }')
+echo "bench: timing the birthday aggregate, $birthday_runs runs"
+{
+	echo "\\pset pager off"
+	echo "\\pset format unaligned"
+	echo "\\pset tuples_only on"
+	if [ -n "${BENCH_STATE_MEMORY:-}" ]; then
+		echo "SET qidrisk.max_state_memory = '$BENCH_STATE_MEMORY';"
+	fi
+	echo "\\echo @@meta census_rows $CENSUS_ROWS"
+	echo "\\echo @@meta k $BIRTHDAY_K"
+	echo "\\echo @@meta runs $birthday_runs"
+	echo "\\echo @@meta generate_seconds $census_seconds"
+	echo "SELECT '@@meta table_size ' || pg_size_pretty(pg_table_size('$CENSUS_TAB'));"
+	echo "SELECT '@@meta count ' || count(*) FROM $CENSUS_TAB;"
+	echo "\\echo @@explain H"
+	echo "EXPLAIN (ANALYZE) ${QUERY[H]};"
+	echo "\\timing on"
+	for ((r = 1; r <= birthday_runs; r++)); do
+		echo "\\echo @@run H $r"
+		echo "${QUERY[H]};"
+	done
+} >"$OUT/session-birthday.sql"
+"${PSQL[@]}" -f "$OUT/session-birthday.sql" >"$log" 2>&1 || {
+	cat "$log" >&2
+	echo "bench: birthday session failed" >&2
+	exit 1
+}
+python3 bench/report.py check "$log"
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 python3 bench/report.py report "$OUT" "${BENCH_DOC:-docs/benchmarks.md}"
