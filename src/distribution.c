@@ -278,18 +278,12 @@ qidrisk_weight_deserialize(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
-/* Order weighted values by fingerprint */
+/* Order weighted values by fingerprint (a qsort comparator) */
 static int
-CompareFingerprints(const void *a, const void *b)
+CompareWeightedValues(const void *a, const void *b)
 {
-	const QidFingerprint *x = &((const WeightedValue *) a)->key;
-	const QidFingerprint *y = &((const WeightedValue *) b)->key;
-
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return 0;
+	return QidFingerprintCompare(&((const WeightedValue *) a)->key,
+								 &((const WeightedValue *) b)->key);
 }
 
 /* Sum the weights of equal values; values of weight 0 are not in the support */
@@ -302,12 +296,12 @@ WeightedDistribution(WeightState *state, Distribution *dist)
 	dist->has_param = state->has_param;
 	dist->param = state->param;
 	dist->weights = palloc_extended(Max(state->nvalues, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	qsort(state->values, state->nvalues, sizeof(WeightedValue), CompareFingerprints);
+	qsort(state->values, state->nvalues, sizeof(WeightedValue), CompareWeightedValues);
 	for (int64 i = 0; i < state->nvalues; i++)
 	{
 		double		weight = state->values[i].weight;
 
-		if (i > 0 && CompareFingerprints(&state->values[i], &state->values[i - 1]) == 0)
+		if (i > 0 && CompareWeightedValues(&state->values[i], &state->values[i - 1]) == 0)
 			dist->weights[dist->nclasses - 1] += weight;
 		else
 			dist->weights[dist->nclasses++] = weight;

@@ -83,17 +83,6 @@ struct FreqPartition
 	int64		buffer_capacity;
 };
 
-/* Order fingerprints by high half, then low half */
-static inline int
-CompareFingerprints(const QidFingerprint *a, const QidFingerprint *b)
-{
-	if (a->hi != b->hi)
-		return a->hi < b->hi ? -1 : 1;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return 0;
-}
-
 
 /* Stop with an error naming the setting that bounds a state's memory */
 static void
@@ -299,7 +288,7 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 		return;
 	for (i = 0, j = 0; i < n && j < nrun;)
 	{
-		int			c = CompareFingerprints(&partition->classes[i].key, &run[j].key);
+		int			c = QidFingerprintCompare(&partition->classes[i].key, &run[j].key);
 
 		shared += (c == 0);
 		i += (c <= 0);
@@ -313,7 +302,7 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 	w = n + nrun - shared - 1;
 	while (j >= 0)
 	{
-		int			c = (i >= 0) ? CompareFingerprints(&classes[i].key, &run[j].key) : -1;
+		int			c = (i >= 0) ? QidFingerprintCompare(&classes[i].key, &run[j].key) : -1;
 
 		if (c > 0)
 			classes[w--] = classes[i--];
@@ -384,7 +373,7 @@ SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 		CountedClass item = sorted[i];
 		int64		k = i - 1;
 
-		while (k >= 0 && CompareFingerprints(&sorted[k].key, &item.key) > 0)
+		while (k >= 0 && QidFingerprintCompare(&sorted[k].key, &item.key) > 0)
 		{
 			sorted[k + 1] = sorted[k];
 			k--;
@@ -407,7 +396,7 @@ DrainPartition(FreqState *state, FreqPartition *partition)
 	sorted = SortBuffer(state, partition->buffer, partition->nbuffered);
 	for (int64 i = 0; i < partition->nbuffered; i++)
 	{
-		if (nrun > 0 && CompareFingerprints(&sorted[nrun - 1].key, &sorted[i].key) == 0)
+		if (nrun > 0 && QidFingerprintCompare(&sorted[nrun - 1].key, &sorted[i].key) == 0)
 			sorted[nrun - 1].count += sorted[i].count;
 		else
 			sorted[nrun++] = sorted[i];
@@ -614,7 +603,7 @@ StreamAttached(FreqState *state, FreqVisitor visitor, void *arg)
 
 				if (heads[i] < partition->nclasses &&
 					(smallest == NULL ||
-					 CompareFingerprints(&partition->classes[heads[i]].key, smallest) < 0))
+					 QidFingerprintCompare(&partition->classes[heads[i]].key, smallest) < 0))
 					smallest = &partition->classes[heads[i]].key;
 			}
 			if (smallest == NULL)
@@ -624,7 +613,7 @@ StreamAttached(FreqState *state, FreqVisitor visitor, void *arg)
 				FreqPartition *partition = &sources[i]->parts[p];
 
 				if (heads[i] < partition->nclasses &&
-					CompareFingerprints(&partition->classes[heads[i]].key, smallest) == 0)
+					QidFingerprintCompare(&partition->classes[heads[i]].key, smallest) == 0)
 					count += partition->classes[heads[i]++].count;
 			}
 			rows += count;
@@ -691,7 +680,7 @@ FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 	{
 		int64		mid = low + (high - low) / 2;
 		CountedClass *class = &partition->classes[mid];
-		int			c = CompareFingerprints(&class->key, fp);
+		int			c = QidFingerprintCompare(&class->key, fp);
 
 		if (c == 0)
 		{
@@ -809,46 +798,56 @@ FreqStateFree(FreqState *state)
 	state->single = NULL;
 }
 
+/* The counters over the state and anything attached to it */
+static void
+CurrentCounts(FreqState *state, int64 *rows, int64 *classes, int64 *singletons)
+{
+	if (state->attached != NULL && !state->streamed)
+		StreamAttached(state, NULL, NULL);
+	if (state->attached != NULL)
+	{
+		*rows = state->streamed_rows;
+		*classes = state->streamed_classes;
+		*singletons = state->streamed_singletons;
+		return;
+	}
+	FreqStateSettle(state);
+	*rows = state->rows;
+	*classes = state->classes;
+	*singletons = state->singletons;
+}
+
 int64
 FreqStateRows(FreqState *state)
 {
-	if (state->attached != NULL)
-	{
-		if (!state->streamed)
-			StreamAttached(state, NULL, NULL);
-		if (state->attached != NULL)
-			return state->streamed_rows;
-	}
-	FreqStateSettle(state);
-	return state->rows;
+	int64		rows,
+				classes,
+				singletons;
+
+	CurrentCounts(state, &rows, &classes, &singletons);
+	return rows;
 }
 
 int64
 FreqStateSingletons(FreqState *state)
 {
-	if (state->attached != NULL)
-	{
-		if (!state->streamed)
-			StreamAttached(state, NULL, NULL);
-		if (state->attached != NULL)
-			return state->streamed_singletons;
-	}
-	FreqStateSettle(state);
-	return state->singletons;
+	int64		rows,
+				classes,
+				singletons;
+
+	CurrentCounts(state, &rows, &classes, &singletons);
+	return singletons;
 }
 
 int64
 FreqStateClasses(FreqState *state)
 {
-	if (state->attached != NULL)
-	{
-		if (!state->streamed)
-			StreamAttached(state, NULL, NULL);
-		if (state->attached != NULL)
-			return state->streamed_classes;
-	}
-	FreqStateSettle(state);
-	return state->classes;
+	int64		rows,
+				classes,
+				singletons;
+
+	CurrentCounts(state, &rows, &classes, &singletons);
+	return classes;
 }
 
 typedef struct VisitContext
@@ -967,7 +966,7 @@ DeserializeSorted(FreqState *state, StringInfo buf, int64 nclasses, int64 rows)
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
 		PeekClass(data, i, &class);
-		if (i > 0 && CompareFingerprints(&previous.key, &class.key) >= 0)
+		if (i > 0 && QidFingerprintCompare(&previous.key, &class.key) >= 0)
 			return false;
 		if (class.count <= 0 || class.count > rows - running_rows)
 			CorruptState("A class of the state has an impossible size.");

@@ -34,6 +34,17 @@ typedef struct QidFingerprint
 	uint64		hi;
 } QidFingerprint;
 
+/* Order fingerprints by high half, then low half */
+static inline int
+QidFingerprintCompare(const QidFingerprint *a, const QidFingerprint *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return 0;
+}
+
 /* Per-call cache of how to hash each quasi-identifier argument */
 typedef struct QidHasher QidHasher;
 
