@@ -883,9 +883,10 @@ SerializeClass(const QidFingerprint *key, int64 count, void *arg)
 {
 	StringInfo	buf = (StringInfo) arg;
 
-	pq_sendint64(buf, (int64) key->lo);
-	pq_sendint64(buf, (int64) key->hi);
-	pq_sendint64(buf, count);
+	/* the buffer was enlarged for every class up front */
+	pq_writeint64(buf, (int64) key->lo);
+	pq_writeint64(buf, (int64) key->hi);
+	pq_writeint64(buf, count);
 }
 
 /*
