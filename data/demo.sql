@@ -48,3 +48,13 @@ WHERE h.class_size <= 10;
 SELECT workclass, count(*) AS "rows", singleton_count(age, sex, race, native_country) AS "singletons",
 	k_anonymity(age, sex, race, native_country) AS "k level"
 FROM adult GROUP BY workclass ORDER BY 3 DESC;
+
+\echo 'If 10, 20 or 30 people of this population are picked at random, how likely is each unique on (age, sex)?'
+\echo
+SELECT k AS "people", to_char(100 * birthday_uniqueness_exact(k, ARRAY[age::text, sex]), 'FM990.00') || ' %' AS "all unique (exact)",
+	to_char(100 * birthday_uniqueness(k, n), 'FM990.00') || ' %' AS "if the values were uniform"
+FROM generate_series(10, 30, 10) k, adult, (SELECT class_count(age, sex)::float8 AS n FROM adult) c
+GROUP BY k, n ORDER BY k;
+SELECT round(kl_uniform(ARRAY[age::text, sex])::numeric, 3) AS "heterogeneity kappa of (age, sex)",
+	birthday_max_k_exact(0.5, ARRAY[age::text, sex]) AS "largest group unique with probability >= 50 %"
+FROM adult;
