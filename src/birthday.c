@@ -113,6 +113,9 @@ BirthdayLogUniform(int64 k, double n)
 		else
 			compensation += (term - t) + sum;
 		sum = t;
+		/* past this the probability is 0 in double precision anyway */
+		if (sum < -1000.0)
+			return sum;
 	}
 	return sum + compensation;
 }

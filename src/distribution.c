@@ -165,7 +165,10 @@ WeightStateAppend(WeightState *into, WeightState *from)
 		into->param = from->param;
 	}
 	else if (from->has_param && from->param != into->param)
-		elog(ERROR, "qidrisk: cannot merge states with different parameters");
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
+				 errdetail("Partial aggregates saw %g and %g.", into->param, from->param)));
 	WeightStateReserve(into, from->nvalues);
 	memcpy(into->values + into->nvalues, from->values, from->nvalues * sizeof(WeightedValue));
 	into->nvalues += from->nvalues;
@@ -254,7 +257,7 @@ qidrisk_weight_deserialize(PG_FUNCTION_ARGS)
 	has_param = pq_getmsgbyte(&buf);
 	param = pq_getmsgfloat8(&buf);
 	nvalues = pq_getmsgint64(&buf);
-	if (has_param > 1 || nvalues < 0 ||
+	if (has_param > 1 || isnan(param) || isinf(param) || nvalues < 0 ||
 		(double) (buf.len - buf.cursor) != (double) nvalues * SERIALIZED_PAIR_BYTES)
 		CorruptWeightState("The state's length does not match its header.");
 
@@ -301,6 +304,8 @@ WeightedDistribution(WeightState *state, Distribution *dist)
 	{
 		double		weight = state->values[i].weight;
 
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (i > 0 && CompareWeightedValues(&state->values[i], &state->values[i - 1]) == 0)
 			dist->weights[dist->nclasses - 1] += weight;
 		else
@@ -356,6 +361,11 @@ FinalDistribution(FunctionCallInfo fcinfo, bool weighted, Distribution *dist)
 		WeightedDistribution(PG_ARGISNULL(0) ? NULL : (WeightState *) PG_GETARG_POINTER(0), dist);
 	else
 		CountedDistribution(PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0), dist);
+	if (isinf(dist->total))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the weights add up to more than a double precision number can hold"),
+				 errhint("Scale the weights down.")));
 }
 
 /*
@@ -409,6 +419,9 @@ GroupSize(Distribution *dist)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be a whole number at least 0, not %g", dist->param)));
+	/* a bigint near 2^63 rounds up to 2^63 as a double: keep it in range */
+	if (dist->param >= 9223372036854775808.0)
+		return PG_INT64_MAX;
 	return (int64) dist->param;
 }
 
@@ -479,7 +492,8 @@ BirthdayPoisson(FunctionCallInfo fcinfo, bool weighted)
 	FinalDistribution(fcinfo, weighted, &dist);
 	if (dist.nclasses == 0 || dist.total <= 0)
 		PG_RETURN_NULL();
-	k = (double) GroupSize(&dist);
+	(void) GroupSize(&dist);
+	k = dist.param;
 	for (int64 i = 0; i < dist.nclasses; i++)
 	{
 		double		kp = k * dist.weights[i] / dist.total;

@@ -15,7 +15,11 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/primnodes.h"
 #include "common/hashfn.h"
+#include "datatype/timestamp.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
@@ -34,12 +38,21 @@
  * How a column is hashed.  Two common hash functions are called directly,
  * skipping the function-call machinery (and, for text, a collation lookup per
  * row); the result is the same as through fmgr because it is the same code.
+ * Some core hash functions give up entropy that a 128-bit fingerprint needs:
+ * int8-based types fold their 64 bits to 32, interval truncates its span,
+ * numeric hashes NaN and both infinities to the seed, and arrays ignore their
+ * dimensions.  For those, a hash of the whole value under the same equality
+ * is used instead, or the missing part is folded in.
  */
 typedef enum ColumnHashing
 {
 	HASH_VIA_FMGR,				/* the type's extended hash function */
 	HASH_AS_INT4,				/* hashint4extended: int4, date */
-	HASH_AS_BYTES				/* hashtextextended under a deterministic collation */
+	HASH_AS_BYTES,				/* hashtextextended under a deterministic collation */
+	HASH_AS_INT8,				/* int8, timestamp(tz), time, pg_lsn: all 64 bits */
+	HASH_INTERVAL,				/* interval: its whole canonical span */
+	HASH_NUMERIC,				/* numeric: NaN and the infinities told apart */
+	HASH_ARRAY					/* arrays: shape (dimensions, lower bounds) included */
 } ColumnHashing;
 
 typedef struct QidColumn
@@ -170,16 +183,176 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 					   fcinfo->flinfo->fn_mcxt);
 		column->collation = ArgumentCollation(fcinfo, argno, column->typid);
 		column->hashing = HASH_VIA_FMGR;
-		if (typentry->hash_extended_proc == F_HASHINT4EXTENDED)
-			column->hashing = HASH_AS_INT4;
-		else if (typentry->hash_extended_proc == F_HASHTEXTEXTENDED &&
-				 OidIsValid(column->collation) &&
-				 get_collation_isdeterministic(column->collation))
-			column->hashing = HASH_AS_BYTES;
+		switch (typentry->hash_extended_proc)
+		{
+			case F_HASHINT4EXTENDED:
+				column->hashing = HASH_AS_INT4;
+				break;
+			case F_HASHTEXTEXTENDED:
+				if (OidIsValid(column->collation) &&
+					get_collation_isdeterministic(column->collation))
+					column->hashing = HASH_AS_BYTES;
+				break;
+			case F_HASHINT8EXTENDED:
+			case F_TIMESTAMP_HASH_EXTENDED:
+			case F_TIME_HASH_EXTENDED:
+			case F_PG_LSN_HASH_EXTENDED:
+				/* equality of these types is equality of one int64 */
+				if (typentry->typlen == sizeof(int64))
+					column->hashing = HASH_AS_INT8;
+				break;
+			case F_INTERVAL_HASH_EXTENDED:
+				column->hashing = HASH_INTERVAL;
+				break;
+			case F_HASH_NUMERIC_EXTENDED:
+				column->hashing = HASH_NUMERIC;
+				break;
+			case F_HASH_ARRAY_EXTENDED:
+				column->hashing = HASH_ARRAY;
+				break;
+		}
+	}
+
+	/*
+	 * A window call exposes only one collation for all arguments.  That is
+	 * right when at most one column is collatable, or when the collation is
+	 * deterministic (then it only decides equality bytewise, as any would);
+	 * otherwise the columns' own collations would be lost.
+	 */
+	if (AggGetAggref(fcinfo) == NULL)
+	{
+		int			collatable = 0;
+
+		for (int i = 0; i < ncolumns; i++)
+			collatable += type_is_collatable(hasher->columns[i].typid);
+		if (collatable > 1 &&
+			(!OidIsValid(PG_GET_COLLATION()) ||
+			 !get_collation_isdeterministic(PG_GET_COLLATION())))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDETERMINATE_COLLATION),
+					 errmsg("%s as a window function cannot keep the collations of several text columns apart",
+							funcname),
+					 errhint("Use it as a plain aggregate, or give the columns one deterministic collation with COLLATE.")));
 	}
 
 	fcinfo->flinfo->fn_extra = hasher;
 	return hasher;
+}
+
+/* Hash the bytes of a value under one seed */
+static inline uint64
+HashBytes(const void *bytes, int length, uint64 seed)
+{
+	return hash_bytes_extended((const unsigned char *) bytes, length, seed);
+}
+
+/*
+ * An interval's canonical span, as interval_cmp_value computes it, written as
+ * whole days and a non-negative remainder so that equal spans are equal pairs.
+ */
+static void
+IntervalSpan(const Interval *interval, int64 span[2])
+{
+	int64		dayfraction = interval->time % USECS_PER_DAY;
+	int64		days = interval->time / USECS_PER_DAY;
+
+	days += interval->month * INT64CONST(30);
+	days += interval->day;
+	if (dayfraction < 0)
+	{
+		days--;
+		dayfraction += USECS_PER_DAY;
+	}
+	span[0] = days;
+	span[1] = dayfraction;
+}
+
+/* Hash one non-NULL column value under both seeds */
+static void
+HashColumn(QidColumn *column, Datum value, uint64 *lo, uint64 *hi)
+{
+	switch (column->hashing)
+	{
+		case HASH_AS_INT4:
+			{
+				uint32		v = (uint32) DatumGetInt32(value);
+
+				*lo = hash_bytes_uint32_extended(v, SEED_LO);
+				*hi = hash_bytes_uint32_extended(v, SEED_HI);
+				return;
+			}
+		case HASH_AS_BYTES:
+			{
+				text	   *t = DatumGetTextPP(value);
+				const char *bytes = VARDATA_ANY(t);
+				int			length = VARSIZE_ANY_EXHDR(t);
+
+				*lo = HashBytes(bytes, length, SEED_LO);
+				*hi = HashBytes(bytes, length, SEED_HI);
+				return;
+			}
+		case HASH_AS_INT8:
+			{
+				int64		v = DatumGetInt64(value);
+
+				*lo = HashBytes(&v, sizeof(v), SEED_LO);
+				*hi = HashBytes(&v, sizeof(v), SEED_HI);
+				return;
+			}
+		case HASH_INTERVAL:
+			{
+				int64		span[2];
+
+				IntervalSpan(DatumGetIntervalP(value), span);
+				*lo = HashBytes(span, sizeof(span), SEED_LO);
+				*hi = HashBytes(span, sizeof(span), SEED_HI);
+				return;
+			}
+		case HASH_NUMERIC:
+			{
+				Numeric		n = DatumGetNumeric(value);
+
+				if (numeric_is_nan(n) || numeric_is_inf(n))
+				{
+					/* "NaN", "Infinity" or "-Infinity": one constant each */
+					char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, value));
+
+					*lo = HashBytes(text, strlen(text), SEED_LO ^ NULL_HASH_HI);
+					*hi = HashBytes(text, strlen(text), SEED_HI ^ NULL_HASH_LO);
+					return;
+				}
+				break;
+			}
+		case HASH_ARRAY:
+			{
+				ArrayType  *array = DatumGetArrayTypeP(value);
+				int			ndim = ARR_NDIM(array);
+				int32		shape[1 + 2 * MAXDIM];
+
+				/* equal arrays have equal dimensions and lower bounds */
+				shape[0] = ndim;
+				for (int d = 0; d < ndim; d++)
+				{
+					shape[1 + d] = ARR_DIMS(array)[d];
+					shape[1 + ndim + d] = ARR_LBOUND(array)[d];
+				}
+				*lo = FoldColumn(DatumGetUInt64(FunctionCall2Coll(&column->hash_extended,
+																  column->collation, value,
+																  UInt64GetDatum(SEED_LO))),
+								 HashBytes(shape, sizeof(int32) * (1 + 2 * ndim), SEED_LO));
+				*hi = FoldColumn(DatumGetUInt64(FunctionCall2Coll(&column->hash_extended,
+																  column->collation, value,
+																  UInt64GetDatum(SEED_HI))),
+								 HashBytes(shape, sizeof(int32) * (1 + 2 * ndim), SEED_HI));
+				return;
+			}
+		case HASH_VIA_FMGR:
+			break;
+	}
+	*lo = DatumGetUInt64(FunctionCall2Coll(&column->hash_extended, column->collation,
+										   value, UInt64GetDatum(SEED_LO)));
+	*hi = DatumGetUInt64(FunctionCall2Coll(&column->hash_extended, column->collation,
+										   value, UInt64GetDatum(SEED_HI)));
 }
 
 /* Compute the fingerprint of the current row's QID arguments */
@@ -201,33 +374,8 @@ QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo, QidFingerprint *fp
 			column_lo = NULL_HASH_LO;
 			column_hi = NULL_HASH_HI;
 		}
-		else if (column->hashing == HASH_AS_INT4)
-		{
-			uint32		value = (uint32) PG_GETARG_INT32(argno);
-
-			column_lo = hash_bytes_uint32_extended(value, SEED_LO);
-			column_hi = hash_bytes_uint32_extended(value, SEED_HI);
-		}
-		else if (column->hashing == HASH_AS_BYTES)
-		{
-			text	   *value = PG_GETARG_TEXT_PP(argno);
-			const unsigned char *bytes = (const unsigned char *) VARDATA_ANY(value);
-			int			length = VARSIZE_ANY_EXHDR(value);
-
-			column_lo = hash_bytes_extended(bytes, length, SEED_LO);
-			column_hi = hash_bytes_extended(bytes, length, SEED_HI);
-		}
 		else
-		{
-			Datum		value = PG_GETARG_DATUM(argno);
-
-			column_lo = DatumGetUInt64(FunctionCall2Coll(&column->hash_extended,
-														 column->collation, value,
-														 UInt64GetDatum(SEED_LO)));
-			column_hi = DatumGetUInt64(FunctionCall2Coll(&column->hash_extended,
-														 column->collation, value,
-														 UInt64GetDatum(SEED_HI)));
-		}
+			HashColumn(column, PG_GETARG_DATUM(argno), &column_lo, &column_hi);
 		lo = FoldColumn(lo, column_lo);
 		hi = FoldColumn(hi, column_hi);
 	}

@@ -304,6 +304,8 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 	{
 		int			c = (i >= 0) ? QidFingerprintCompare(&classes[i].key, &run[j].key) : -1;
 
+		if ((w & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (c > 0)
 			classes[w--] = classes[i--];
 		else if (c < 0)
@@ -373,6 +375,8 @@ SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 		CountedClass item = sorted[i];
 		int64		k = i - 1;
 
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
 		while (k >= 0 && QidFingerprintCompare(&sorted[k].key, &item.key) > 0)
 		{
 			sorted[k + 1] = sorted[k];
@@ -521,20 +525,29 @@ DrainBuffers(FreqState *state)
  * streaming merge, and no merged copy of the classes is ever written.  Any
  * other use merges them in first.
  */
-void
+bool
 FreqStateAttach(FreqState *into, FreqState *from)
 {
 	Assert(into->single == NULL && from->single == NULL && from->attached == NULL);
+
+	/* the attached states count against the budget too; past it, merge */
+	if (into->memory + into->attached_memory + from->memory > (double) into->budget)
+		return false;
+	into->attached_memory += from->memory;
 	if (!into->has_param)
 	{
 		into->has_param = from->has_param;
 		into->param = from->param;
 	}
 	else if (from->has_param && from->param != into->param)
-		elog(ERROR, "qidrisk: cannot merge states with different parameters");
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
+				 errdetail("Partial aggregates saw %g and %g.", into->param, from->param)));
 	from->next_attached = into->attached;
 	into->attached = from;
 	into->streamed = false;
+	return true;
 }
 
 /* Merge the attached states' classes into the state's own arrays */
@@ -552,6 +565,7 @@ MaterializeAttached(FreqState *state)
 					 attached->parts[p].nclasses);
 		}
 		state->attached = attached->next_attached;
+		state->attached_memory -= attached->memory;
 		attached->next_attached = NULL;
 		FreqStateFree(attached);
 	}
@@ -597,6 +611,8 @@ StreamAttached(FreqState *state, FreqVisitor visitor, void *arg)
 			const QidFingerprint *smallest = NULL;
 			int64		count = 0;
 
+			if ((classes & INTERRUPT_CHECK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
 			for (int i = 0; i < nsources; i++)
 			{
 				FreqPartition *partition = &sources[i]->parts[p];
@@ -728,9 +744,12 @@ ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 	{
 		FreqPartition *partition = &state->parts[p];
 
-		CHECK_FOR_INTERRUPTS();
 		for (int64 i = 0; i < partition->nclasses; i++)
+		{
+			if ((i & INTERRUPT_CHECK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
 			visit(&partition->classes[i].key, partition->classes[i].count, arg);
+		}
 	}
 }
 
@@ -753,7 +772,10 @@ FreqStateMerge(FreqState *into, FreqState *from)
 		into->param = from->param;
 	}
 	else if (from->has_param && from->param != into->param)
-		elog(ERROR, "qidrisk: cannot merge states with different parameters");
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
+				 errdetail("Partial aggregates saw %g and %g.", into->param, from->param)));
 
 	if (into->single != NULL && !into->windowed &&
 		into->classes + from->classes > PARTITION_AFTER_CLASSES)
@@ -1026,7 +1048,8 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	has_param = pq_getmsgbyte(&buf);
 	param = pq_getmsgfloat8(&buf);
 	nclasses = pq_getmsgint64(&buf);
-	if (rows < 0 || singletons < 0 || has_param > 1 || nclasses < 0 || nclasses > rows ||
+	if (rows < 0 || singletons < 0 || has_param > 1 || isnan(param) || isinf(param) ||
+		(has_param == 0 && param != 0) || nclasses < 0 || nclasses > rows ||
 		singletons > nclasses)
 		CorruptState("The state's header holds impossible counts.");
 	if ((double) (buf.len - buf.cursor) != (double) nclasses * SERIALIZED_CLASS_BYTES)

@@ -156,11 +156,9 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 	}
 
 	/* large partitioned states: attach now, merge while streaming at the end */
-	if (adoptable && into->single == NULL && from->single == NULL && from->attached == NULL)
-	{
-		FreqStateAttach(into, from);
+	if (adoptable && into->single == NULL && from->single == NULL &&
+		from->attached == NULL && FreqStateAttach(into, from))
 		PG_RETURN_POINTER(into);
-	}
 
 	/* otherwise merge the smaller state into the larger one */
 	if (adoptable && into->attached == NULL &&

@@ -82,6 +82,7 @@ typedef struct FreqState
 	MemoryContextCallback release;	/* unmaps the partitions' arrays */
 	struct FreqState *attached; /* combined in, not yet merged */
 	struct FreqState *next_attached;	/* the next one in that list */
+	double		attached_memory;	/* bytes the attached states occupy */
 	bool		streamed;		/* the streamed_* counters are current */
 	int64		streamed_rows;	/* counters over the state and its attachments */
 	int64		streamed_classes;
@@ -103,7 +104,7 @@ extern void FreqStateAddRow(FreqState *state, const QidFingerprint *fp);
 extern void FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp);
 extern void FreqStateSettle(FreqState *state);
 extern void FreqStateMerge(FreqState *into, FreqState *from);
-extern void FreqStateAttach(FreqState *into, FreqState *from);
+extern bool FreqStateAttach(FreqState *into, FreqState *from);
 extern void FreqStateFree(FreqState *state);
 extern int64 FreqStateRows(FreqState *state);
 extern int64 FreqStateClasses(FreqState *state);

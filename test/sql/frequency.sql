@@ -85,3 +85,20 @@ FROM people WINDOW w AS (ORDER BY id ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) O
 -- DISTINCT and ORDER BY inside the call are PostgreSQL's, and work
 SELECT singleton_count(DISTINCT sex) FROM people;
 SELECT singleton_count(sex ORDER BY sex) FROM people;
+
+-- values that core hash functions fold together stay apart: all 64 bits of
+-- int8-based types, interval spans, numeric NaN and infinities, array shapes
+SELECT class_count(x) FROM (VALUES (1::bigint), (4294967296)) v(x);
+SELECT class_count(x) FROM (VALUES ('2020-01-01 00:00'::timestamp), ('2020-01-01 00:00'::timestamp + interval '4294.967296 s')) v(x);
+SELECT class_count(x), (SELECT count(DISTINCT y) FROM (VALUES (interval '1 microsecond'), (interval '4294.967296 s'),
+	(interval '1 day'), (interval '24 hours'), (interval '1 month'), (interval '30 days'), (interval '-1 hour'),
+	(interval '1 day -25 hours')) w(y)) AS distinct_reference
+FROM (VALUES (interval '1 microsecond'), (interval '4294.967296 s'), (interval '1 day'), (interval '24 hours'),
+	(interval '1 month'), (interval '30 days'), (interval '-1 hour'), (interval '1 day -25 hours')) v(x);
+SELECT singleton_count(a, b), k_anonymity(a, b) FROM (VALUES ('NaN'::numeric, 1), ('Infinity', 1), ('-Infinity', 1), ('NaN', 1)) v(a, b);
+SELECT class_count(x) FROM (VALUES ('{1,2}'::int[]), ('{{1},{2}}'), ('[0:1]={1,2}'), ('{1,2}')) v(x);
+
+-- a window call sees one collation for all arguments: several collatable
+-- columns under a non-deterministic or conflicting collation are refused
+SELECT class_count(x, y) OVER () FROM names LIMIT 1;
+SELECT class_count(x) OVER () FROM names LIMIT 1;
