@@ -115,3 +115,19 @@ RememberAggParameter(FunctionCallInfo fcinfo, int argno,
 				 errdetail("Saw %s = %g and then %s = %g.", name, *param, name, value)));
 	}
 }
+
+/* Combine two partial states' parameters, which must agree */
+void
+MergeAggParameter(bool *has_param, double *param, bool from_has_param, double from_param)
+{
+	if (!*has_param)
+	{
+		*has_param = from_has_param;
+		*param = from_param;
+	}
+	else if (from_has_param && from_param != *param)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
+				 errdetail("Partial aggregates saw %g and %g.", *param, from_param)));
+}

@@ -159,16 +159,7 @@ qidrisk_weight_value_param_transfn(PG_FUNCTION_ARGS)
 static void
 WeightStateAppend(WeightState *into, WeightState *from)
 {
-	if (!into->has_param)
-	{
-		into->has_param = from->has_param;
-		into->param = from->param;
-	}
-	else if (from->has_param && from->param != into->param)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
-				 errdetail("Partial aggregates saw %g and %g.", into->param, from->param)));
+	MergeAggParameter(&into->has_param, &into->param, from->has_param, from->param);
 	WeightStateReserve(into, from->nvalues);
 	memcpy(into->values + into->nvalues, from->values, from->nvalues * sizeof(WeightedValue));
 	into->nvalues += from->nvalues;

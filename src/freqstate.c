@@ -534,16 +534,7 @@ FreqStateAttach(FreqState *into, FreqState *from)
 	if (into->memory + into->attached_memory + from->memory > (double) into->budget)
 		return false;
 	into->attached_memory += from->memory;
-	if (!into->has_param)
-	{
-		into->has_param = from->has_param;
-		into->param = from->param;
-	}
-	else if (from->has_param && from->param != into->param)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
-				 errdetail("Partial aggregates saw %g and %g.", into->param, from->param)));
+	MergeAggParameter(&into->has_param, &into->param, from->has_param, from->param);
 	from->next_attached = into->attached;
 	into->attached = from;
 	into->streamed = false;
@@ -766,16 +757,7 @@ FreqStateMerge(FreqState *into, FreqState *from)
 	FreqStateSettle(into);
 	FreqStateSettle(from);
 
-	if (!into->has_param)
-	{
-		into->has_param = from->has_param;
-		into->param = from->param;
-	}
-	else if (from->has_param && from->param != into->param)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the constant argument of a qidrisk aggregate must be the same for every row of a group"),
-				 errdetail("Partial aggregates saw %g and %g.", into->param, from->param)));
+	MergeAggParameter(&into->has_param, &into->param, from->has_param, from->param);
 
 	if (into->single != NULL && !into->windowed &&
 		into->classes + from->classes > PARTITION_AFTER_CLASSES)
@@ -821,55 +803,31 @@ FreqStateFree(FreqState *state)
 }
 
 /* The counters over the state and anything attached to it */
-static void
-CurrentCounts(FreqState *state, int64 *rows, int64 *classes, int64 *singletons)
+void
+FreqStateCounts(FreqState *state, FreqCounts *counts)
 {
 	if (state->attached != NULL && !state->streamed)
 		StreamAttached(state, NULL, NULL);
 	if (state->attached != NULL)
 	{
-		*rows = state->streamed_rows;
-		*classes = state->streamed_classes;
-		*singletons = state->streamed_singletons;
+		counts->rows = state->streamed_rows;
+		counts->classes = state->streamed_classes;
+		counts->singletons = state->streamed_singletons;
 		return;
 	}
 	FreqStateSettle(state);
-	*rows = state->rows;
-	*classes = state->classes;
-	*singletons = state->singletons;
-}
-
-int64
-FreqStateRows(FreqState *state)
-{
-	int64		rows,
-				classes,
-				singletons;
-
-	CurrentCounts(state, &rows, &classes, &singletons);
-	return rows;
-}
-
-int64
-FreqStateSingletons(FreqState *state)
-{
-	int64		rows,
-				classes,
-				singletons;
-
-	CurrentCounts(state, &rows, &classes, &singletons);
-	return singletons;
+	counts->rows = state->rows;
+	counts->classes = state->classes;
+	counts->singletons = state->singletons;
 }
 
 int64
 FreqStateClasses(FreqState *state)
 {
-	int64		rows,
-				classes,
-				singletons;
+	FreqCounts	counts;
 
-	CurrentCounts(state, &rows, &classes, &singletons);
-	return classes;
+	FreqStateCounts(state, &counts);
+	return counts.classes;
 }
 
 typedef struct VisitContext

@@ -89,6 +89,15 @@ UpdateState(FunctionCallInfo fcinfo, ArgLayout layout, bool remove)
 	PG_RETURN_POINTER(state);
 }
 
+/* The counters of the state in argument 0 of a final function; zeros for none */
+static void
+FinalCounts(FunctionCallInfo fcinfo, FreqCounts *counts)
+{
+	memset(counts, 0, sizeof(*counts));
+	if (!PG_ARGISNULL(0))
+		FreqStateCounts((FreqState *) PG_GETARG_POINTER(0), counts);
+}
+
 /* Transition: count the row's QID combination */
 Datum
 qidrisk_freq_transfn(PG_FUNCTION_ARGS)
@@ -195,17 +204,19 @@ qidrisk_freq_deserialize(PG_FUNCTION_ARGS)
 Datum
 qidrisk_singleton_count_final(PG_FUNCTION_ARGS)
 {
-	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+	FreqCounts	counts;
 
-	PG_RETURN_INT64(state ? FreqStateSingletons(state) : 0);
+	FinalCounts(fcinfo, &counts);
+	PG_RETURN_INT64(counts.singletons);
 }
 
 Datum
 qidrisk_class_count_final(PG_FUNCTION_ARGS)
 {
-	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
+	FreqCounts	counts;
 
-	PG_RETURN_INT64(state ? FreqStateClasses(state) : 0);
+	FinalCounts(fcinfo, &counts);
+	PG_RETURN_INT64(counts.classes);
 }
 
 /* Class-size statistics gathered in one pass over the classes */
@@ -272,8 +283,10 @@ qidrisk_k_anonymity_final(PG_FUNCTION_ARGS)
 {
 	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
 	ClassSizeSummary summary;
+	FreqCounts	counts;
 
-	if (state == NULL || FreqStateRows(state) == 0)
+	FinalCounts(fcinfo, &counts);
+	if (counts.rows == 0)
 		PG_RETURN_NULL();
 	SummarizeClasses(state, 0, false, &summary);
 	PG_RETURN_INT64(summary.smallest);
@@ -360,19 +373,20 @@ qidrisk_class_profile_final(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[8];
 	bool		nulls[8] = {false};
-	int64		rows = state ? FreqStateRows(state) : 0;
+	FreqCounts	counts;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "class_profile must return a composite type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
+	FinalCounts(fcinfo, &counts);
 	SummarizeClasses(state, 0, true, &summary);
-	values[0] = Int64GetDatum(rows);
-	values[1] = Int64GetDatum(state ? FreqStateClasses(state) : 0);
-	values[2] = Int64GetDatum(state ? FreqStateSingletons(state) : 0);
-	if (rows > 0)
+	values[0] = Int64GetDatum(counts.rows);
+	values[1] = Int64GetDatum(counts.classes);
+	values[2] = Int64GetDatum(counts.singletons);
+	if (counts.rows > 0)
 	{
-		values[3] = Float8GetDatum((double) FreqStateSingletons(state) / (double) rows);
+		values[3] = Float8GetDatum((double) counts.singletons / (double) counts.rows);
 		values[4] = Int64GetDatum(summary.smallest);
 		values[5] = Int64GetDatum(summary.largest);
 	}

@@ -24,6 +24,8 @@ extern const char *AggregateName(FunctionCallInfo fcinfo);
 extern MemoryContext AggregateContext(FunctionCallInfo fcinfo);
 extern void RememberAggParameter(FunctionCallInfo fcinfo, int argno,
 								 bool *has_param, double *param);
+extern void MergeAggParameter(bool *has_param, double *param,
+							  bool from_has_param, double from_param);
 
 /* ---- fingerprint.c ---- */
 
@@ -106,9 +108,16 @@ extern void FreqStateSettle(FreqState *state);
 extern void FreqStateMerge(FreqState *into, FreqState *from);
 extern bool FreqStateAttach(FreqState *into, FreqState *from);
 extern void FreqStateFree(FreqState *state);
-extern int64 FreqStateRows(FreqState *state);
+/* The counters of a state, its attached states and buffered rows included */
+typedef struct FreqCounts
+{
+	int64		rows;
+	int64		classes;
+	int64		singletons;
+} FreqCounts;
+
+extern void FreqStateCounts(FreqState *state, FreqCounts *counts);
 extern int64 FreqStateClasses(FreqState *state);
-extern int64 FreqStateSingletons(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 
