@@ -392,3 +392,483 @@ CREATE AGGREGATE birthday_max_k_exact(target double precision, value anyelement,
 );
 COMMENT ON AGGREGATE birthday_max_k_exact(double precision, anyelement, double precision) IS
 'largest group size k whose exact all-distinct probability under a (value, weight) distribution is at least target';
+
+-------------------------------------------------------------------------------
+-- Probabilistic anonymity (Lodha and Thomas 2008): tests and budgets
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION singleton_fraction_bound(distinct_values double precision, population double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_singleton_fraction_bound'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION singleton_fraction_bound(double precision, double precision) IS
+'largest expected share of singletons among population rows over distinct_values values: D/(e n) for D <= n, e^(-n/D) above';
+
+CREATE FUNCTION alpha_qid_threshold(population double precision, alpha double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_alpha_qid_threshold'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION alpha_qid_threshold(double precision, double precision) IS
+'distinct combinations a QID must exceed to possibly be an alpha-quasi-identifier: n / ln(1/alpha) (Theorem 3)';
+
+CREATE FUNCTION alpha_qid_possible(distinct_values double precision, population double precision, alpha double precision)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'qidrisk_alpha_qid_possible'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION alpha_qid_possible(double precision, double precision, double precision) IS
+'whether a QID of distinct_values combinations can be an alpha-quasi-identifier of the population (Theorem 3)';
+
+CREATE FUNCTION anonymity_partitions(population double precision, k double precision, beta double precision DEFAULT 0.1)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_anonymity_partitions'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION anonymity_partitions(double precision, double precision, double precision) IS
+'most equally likely QID partitions that keep every row among k of the population with probability 1-beta (Theorem 4)';
+
+CREATE FUNCTION bucket_budget(partitions double precision, distinct_counts double precision[],
+							  weights double precision[] DEFAULT NULL)
+RETURNS double precision[]
+AS 'MODULE_PATHNAME', 'qidrisk_bucket_budget'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bucket_budget(double precision, double precision[], double precision[]) IS
+'distinct values each column may keep so that their product is partitions (equation 1); columns already within budget keep theirs';
+
+-- Distinct values per column, exact (one scan) or from pg_stats
+CREATE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	counts double precision[];
+	missing text;
+BEGIN
+	IF rel IS NULL OR columns IS NULL OR cardinality(columns) = 0 THEN
+		RAISE EXCEPTION 'column_distinct_counts needs a table and at least one column'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	SELECT c INTO missing FROM unnest(columns) AS c
+	WHERE c IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = rel
+								   AND a.attname = c AND a.attnum > 0 AND NOT a.attisdropped)
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'column "%" does not exist in %', missing, rel
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF NOT estimated THEN
+		-- NULL counts as one more value, as in GROUP BY
+		EXECUTE format('SELECT ARRAY[%s]::float8[] FROM %s',
+					   (SELECT string_agg(format('count(DISTINCT %1$I) + max(CASE WHEN %1$I IS NULL THEN 1 ELSE 0 END)', c), ', '
+										  ORDER BY o)
+						FROM unnest(columns) WITH ORDINALITY AS u(c, o)),
+					   rel)
+		INTO counts;
+		RETURN QUERY SELECT c, coalesce(counts[o], 0)
+					 FROM unnest(columns) WITH ORDINALITY AS u(c, o) ORDER BY o;
+		RETURN;
+	END IF;
+	-- pg_stats shows only columns the caller may read
+	RETURN QUERY
+		SELECT u.c,
+			   CASE WHEN s.n_distinct >= 0 THEN s.n_distinct
+					ELSE -s.n_distinct * greatest(cl.reltuples, 0) END
+			   + CASE WHEN s.null_frac > 0 THEN 1 ELSE 0 END
+		FROM unnest(columns) WITH ORDINALITY AS u(c, o)
+		JOIN pg_class cl ON cl.oid = rel
+		JOIN pg_namespace n ON n.oid = cl.relnamespace
+		LEFT JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = cl.relname
+							AND s.attname = u.c AND NOT s.inherited
+		ORDER BY u.o;
+	IF EXISTS (SELECT 1 FROM unnest(columns) AS c
+			   WHERE NOT EXISTS (SELECT 1 FROM pg_stats s JOIN pg_class cl ON cl.oid = rel
+								 JOIN pg_namespace n ON n.oid = cl.relnamespace
+								 WHERE s.schemaname = n.nspname AND s.tablename = cl.relname
+								 AND s.attname = c AND NOT s.inherited)) THEN
+		RAISE EXCEPTION '% has no statistics for some of these columns', rel
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Run ANALYZE on the table, or pass estimated => false for exact counts.';
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
+'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
+
+CREATE FUNCTION distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS double precision
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT exp(sum(ln(greatest(d.distinct_values, 1))))
+	FROM @extschema@.column_distinct_counts(rel, columns, estimated) AS d
+$$;
+COMMENT ON FUNCTION distinct_product(regclass, text[], boolean) IS
+'the Multiple Domain Assumption: product of the columns'' distinct counts, exact or from pg_stats';
+
+CREATE FUNCTION column_budgets(rel regclass, columns text[], population double precision,
+							   k double precision, beta double precision DEFAULT 0.1,
+							   weights double precision[] DEFAULT NULL,
+							   estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision, budget double precision,
+			   generalize boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	WITH d AS (
+		SELECT array_agg(c.column_name ORDER BY c.o) AS names,
+			   array_agg(c.distinct_values ORDER BY c.o) AS counts
+		FROM (SELECT x.*, row_number() OVER () AS o
+			  FROM @extschema@.column_distinct_counts(rel, columns, estimated) AS x) AS c
+	), b AS (
+		SELECT d.names, d.counts,
+			   @extschema@.bucket_budget(@extschema@.anonymity_partitions(population, k, beta),
+										 d.counts, weights) AS budgets
+		FROM d
+	)
+	SELECT b.names[i], b.counts[i], b.budgets[i], b.budgets[i] < b.counts[i]
+	FROM b, generate_subscripts(b.names, 1) AS i
+	ORDER BY i
+$$;
+COMMENT ON FUNCTION column_budgets(regclass, text[], double precision, double precision, double precision, double precision[], boolean) IS
+'how many distinct values each QID column may keep for probabilistic (1-beta, k)-anonymity in a population (Theorem 4 and equation 1)';
+
+-------------------------------------------------------------------------------
+-- k-anonymous 1-D generalization: quantile buckets (Lodha and Thomas 2008,
+-- Section 4)
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION qidrisk_value_count_transfn(internal, anyelement, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_value_count_cost_transfn(internal, anyelement, integer, text)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_value_count_cuts_transfn(internal, anyelement, anyarray)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_value_count_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_value_count_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_value_count_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_quantile_cuts_final(internal, anyelement, integer)
+RETURNS anyarray
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_optimal_cuts_final(internal, anyelement, integer)
+RETURNS anyarray
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_optimal_cuts_final(internal, anyelement, integer, text)
+RETURNS anyarray
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_quantile_medians_final(internal, anyelement, anyarray)
+RETURNS anyarray
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_quantile_means_final(internal, anyelement, anyarray)
+RETURNS double precision[]
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE quantile_cuts(value anyelement, k integer) (
+	SFUNC = qidrisk_value_count_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_quantile_cuts_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_value_count_serialize, DESERIALFUNC = qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE quantile_cuts(anyelement, integer) IS
+'smallest value of each bucket of the most buckets of at least k rows that never split equal values (the quantile transformation)';
+
+CREATE AGGREGATE optimal_cuts(value anyelement, k integer) (
+	SFUNC = qidrisk_value_count_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_optimal_cuts_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_value_count_serialize, DESERIALFUNC = qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE optimal_cuts(anyelement, integer) IS
+'cuts of the k-anonymous 1-D clustering of least sum of squares (dynamic program, ties never split)';
+
+CREATE AGGREGATE optimal_cuts(value anyelement, k integer, cost text) (
+	SFUNC = qidrisk_value_count_cost_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_optimal_cuts_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_value_count_serialize, DESERIALFUNC = qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE optimal_cuts(anyelement, integer, text) IS
+'cuts of the k-anonymous 1-D clustering of least cost: sum_of_squares, k_median or k_center';
+
+CREATE AGGREGATE quantile_medians(value anyelement, cuts anyarray) (
+	SFUNC = qidrisk_value_count_cuts_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_quantile_medians_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_value_count_serialize, DESERIALFUNC = qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE quantile_medians(anyelement, anyarray) IS
+'lower median of each bucket of cuts: the representative values of the quantile transformation';
+
+CREATE AGGREGATE quantile_means(value anyelement, cuts anyarray) (
+	SFUNC = qidrisk_value_count_cuts_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_quantile_means_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_value_count_serialize, DESERIALFUNC = qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE quantile_means(anyelement, anyarray) IS
+'mean of each bucket of cuts, for numeric types';
+
+CREATE FUNCTION quantile_bucket(value anyelement, cuts anyarray)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket(anyelement, anyarray) IS
+'bucket of a value: how many cuts are <= value (0 below the first cut), by binary search';
+
+CREATE FUNCTION quantile_bucket_label(value anyelement, cuts anyarray)
+RETURNS text
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_label'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_label(anyelement, anyarray) IS
+'bucket of a value as text "[lower,upper)" in the type''s output format';
+
+CREATE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
+RETURNS anycompatible
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT representatives[@extschema@.quantile_bucket(value, cuts)] $$;
+COMMENT ON FUNCTION quantile_bucket_value(anyelement, anyarray, anycompatiblearray) IS
+'representative of a value''s bucket (from quantile_medians or quantile_means)';
+
+CREATE FUNCTION quantile_bucket_range(value integer, cuts integer[])
+RETURNS int4range
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_range'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_range(integer, integer[]) IS
+'bucket of a value as a range [cut, next cut), unbounded before the first cut and after the last';
+
+CREATE FUNCTION quantile_bucket_range(value bigint, cuts bigint[])
+RETURNS int8range
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_range'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_range(bigint, bigint[]) IS
+'bucket of a value as a range [cut, next cut), unbounded before the first cut and after the last';
+
+CREATE FUNCTION quantile_bucket_range(value numeric, cuts numeric[])
+RETURNS numrange
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_range'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_range(numeric, numeric[]) IS
+'bucket of a value as a range [cut, next cut), unbounded before the first cut and after the last';
+
+CREATE FUNCTION quantile_bucket_range(value date, cuts date[])
+RETURNS daterange
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_range'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_range(date, date[]) IS
+'bucket of a value as a range [cut, next cut), unbounded before the first cut and after the last';
+
+CREATE FUNCTION quantile_bucket_range(value timestamp, cuts timestamp[])
+RETURNS tsrange
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_range'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_range(timestamp, timestamp[]) IS
+'bucket of a value as a range [cut, next cut), unbounded before the first cut and after the last';
+
+CREATE FUNCTION quantile_bucket_range(value timestamptz, cuts timestamptz[])
+RETURNS tstzrange
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_range'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_bucket_range(timestamptz, timestamptz[]) IS
+'bucket of a value as a range [cut, next cut), unbounded before the first cut and after the last';
+
+CREATE FUNCTION qidrisk_sample_transfn(internal, anyelement, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sample_transfn(internal, anyelement, integer, double precision, double precision)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sample_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sample_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sample_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_quantile_cuts_approx_final(internal, anyelement, integer)
+RETURNS anyarray
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_quantile_cuts_approx_final(internal, anyelement, integer, double precision, double precision)
+RETURNS anyarray
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE quantile_cuts_approx(value anyelement, k integer) (
+	SFUNC = qidrisk_sample_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_quantile_cuts_approx_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_sample_combine,
+	SERIALFUNC = qidrisk_sample_serialize, DESERIALFUNC = qidrisk_sample_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE quantile_cuts_approx(anyelement, integer) IS
+'quantile_cuts from a uniform sample of (1/eps) ln(1/delta) values, eps = 0.001, delta = 0.01: bounded memory, mergeable';
+
+CREATE AGGREGATE quantile_cuts_approx(value anyelement, k integer, eps double precision, delta double precision) (
+	SFUNC = qidrisk_sample_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_quantile_cuts_approx_final, FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_sample_combine,
+	SERIALFUNC = qidrisk_sample_serialize, DESERIALFUNC = qidrisk_sample_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE quantile_cuts_approx(anyelement, integer, double precision, double precision) IS
+'quantile_cuts from a uniform sample of (1/eps) ln(1/delta) values: bounded memory, mergeable';
+
+CREATE FUNCTION quantile_sample_size(eps double precision, delta double precision)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_sample_size'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION quantile_sample_size(double precision, double precision) IS
+'sample size ceil((1/eps) ln(1/delta)) that quantile_cuts_approx keeps';
+
+-------------------------------------------------------------------------------
+-- Utility of a generalization
+-------------------------------------------------------------------------------
+
+CREATE TYPE generalization_utility AS (
+	rows bigint,
+	rows_modified bigint,
+	error double precision,
+	min_error double precision,
+	normalized_error double precision,
+	rank_difference double precision
+);
+
+CREATE FUNCTION qidrisk_utility_transfn(internal, double precision, double precision)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_utility_final(internal)
+RETURNS generalization_utility
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE generalization_utility(original double precision, generalized double precision) (
+	SFUNC = qidrisk_utility_transfn, STYPE = internal,
+	FINALFUNC = qidrisk_utility_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE generalization_utility(double precision, double precision) IS
+'rows modified, squared error, Error/MinError and rank difference of a generalization of a numeric column';
+
+-------------------------------------------------------------------------------
+-- Categorical generalization through a hierarchy table
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION hierarchy_generalize(rel regclass, column_name text, hierarchy regclass,
+									 max_values bigint DEFAULT NULL, min_rows bigint DEFAULT NULL,
+									 child_column text DEFAULT 'child',
+									 parent_column text DEFAULT 'parent')
+RETURNS TABLE (value text, generalized text, level integer, rows bigint)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	bad text;
+BEGIN
+	IF rel IS NULL OR column_name IS NULL OR hierarchy IS NULL
+	   OR child_column IS NULL OR parent_column IS NULL THEN
+		RAISE EXCEPTION 'hierarchy_generalize needs a table, a column and a hierarchy'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF max_values IS NULL AND min_rows IS NULL THEN
+		RAISE EXCEPTION 'hierarchy_generalize needs max_values, min_rows or both'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF max_values < 1 OR min_rows < 1 THEN
+		RAISE EXCEPTION 'max_values and min_rows must be at least 1'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- a child with two parents has no single generalization
+	EXECUTE format('SELECT %1$I::text FROM %3$s WHERE %1$I IS NOT NULL GROUP BY %1$I
+					HAVING count(DISTINCT %2$I) > 1 LIMIT 1',
+				   child_column, parent_column, hierarchy)
+	INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'hierarchy % gives "%" more than one parent', hierarchy, bad
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	EXECUTE format($q$
+		WITH RECURSIVE chain(node, depth) AS (
+			SELECT DISTINCT %1$I::text, 0 FROM %2$s
+			UNION ALL
+			SELECT h.%4$I::text, c.depth + 1
+			FROM chain c JOIN %3$s h ON h.%5$I::text = c.node
+			WHERE h.%4$I IS NOT NULL
+		) CYCLE node SET looped USING path
+		SELECT node FROM chain WHERE looped LIMIT 1$q$,
+		column_name, rel, hierarchy, parent_column, child_column)
+	INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'hierarchy % has a cycle through "%"', hierarchy, bad
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	RETURN QUERY EXECUTE format($q$
+		WITH RECURSIVE vals AS (
+			SELECT %1$I::text AS value, count(*) AS rows FROM %2$s GROUP BY 1
+		), chain(value, node, depth) AS (
+			SELECT v.value, v.value, 0 FROM vals v
+			UNION ALL
+			SELECT c.value, h.%4$I::text, c.depth + 1
+			FROM chain c JOIN %3$s h ON h.%5$I::text = c.node
+			WHERE h.%4$I IS NOT NULL
+		), tops AS (
+			SELECT c.value, max(c.depth) AS top FROM chain c GROUP BY c.value
+		), levels AS (
+			SELECT generate_series(0, (SELECT max(t.top) FROM tops t)) AS level
+		), mapped AS (
+			SELECT l.level, v.value, v.rows, c.node AS generalized
+			FROM levels l CROSS JOIN vals v
+			LEFT JOIN tops t ON t.value IS NOT DISTINCT FROM v.value
+			LEFT JOIN chain c ON c.value = v.value AND c.depth = least(l.level, t.top)
+		), fits AS (
+			SELECT g.level FROM (
+				SELECT m.level, m.generalized, sum(m.rows) AS r FROM mapped m GROUP BY 1, 2
+			) g
+			GROUP BY g.level
+			HAVING ($1 IS NULL OR count(*) <= $1) AND ($2 IS NULL OR min(g.r) >= $2)
+			ORDER BY g.level LIMIT 1
+		)
+		SELECT m.value, m.generalized, m.level, m.rows::bigint
+		FROM mapped m JOIN fits f ON f.level = m.level
+		ORDER BY m.generalized, m.value$q$,
+		column_name, rel, hierarchy, parent_column, child_column)
+	USING max_values, min_rows;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'no level of hierarchy % meets max_values = % and min_rows = %',
+			hierarchy, max_values, min_rows
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Even the top of the hierarchy is too fine; add a coarser level or relax the policy.';
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION hierarchy_generalize(regclass, text, regclass, bigint, bigint, text, text) IS
+'lowest level of a child -> parent hierarchy at which a column has at most max_values values and at least min_rows rows per value';

@@ -9,6 +9,8 @@
 
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/sortsupport.h"
 
 /* Format version written at the head of every serialized state */
 #define QIDRISK_STATE_FORMAT_VERSION 1
@@ -131,5 +133,52 @@ extern void BirthdayCheckFinite(double value, const char *name);
 extern void BirthdayCheckTarget(double target);
 extern double BirthdayLogUniform(int64 k, double n);
 extern int64 BirthdayLargestK(double target, double n, double kappa);
+
+/* ---- quantile.c ---- */
+
+
+/* How quantile_* aggregates hash, compare and convert one value type */
+typedef struct ValueType
+{
+	Oid			type;
+	Oid			collation;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	bool		bitwise;		/* equal values have equal Datums */
+	FmgrInfo	hash;			/* the type's hash support, if not bitwise */
+	FmgrInfo	equal;
+	SortSupportData sort;		/* the type's default ordering */
+} ValueType;
+
+/* A distinct value and how many rows hold it */
+typedef struct ValueCount
+{
+	Datum		value;
+	int64		count;
+} ValueCount;
+
+extern ValueType *ValueTypeGet(MemoryContext context, Oid type, Oid collation,
+							   const char *funcname);
+extern void ValueCheckOrderable(ValueType *vt, Datum value, const char *funcname);
+extern void ValueCountSort(ValueType *vt, ValueCount *values, int64 nvalues);
+extern int64 BalancedCuts(const ValueCount *values, int64 nvalues, int64 k,
+						  int64 *starts);
+extern ArrayType *CutsArray(ValueType *vt, const ValueCount *values,
+							const int64 *starts, int64 nbuckets);
+extern double ValueToDouble(ValueType *vt, Datum value, const char *funcname);
+
+/* ---- clustering.c ---- */
+
+typedef enum ClusterCost
+{
+	CLUSTER_SUM_OF_SQUARES,
+	CLUSTER_K_MEDIAN,
+	CLUSTER_K_CENTER
+} ClusterCost;
+
+extern ClusterCost ClusterCostFromName(const char *name);
+extern int64 OptimalCuts(const double *values, const int64 *counts, int64 nvalues,
+						 int64 k, ClusterCost cost, int64 *starts, double *total_cost);
 
 #endif							/* QIDRISK_H */
