@@ -30,7 +30,18 @@ NAMES = {
     "F": "kl_uniform",
     "G": "kl_uniform in plain SQL",
     "H": "birthday_uniqueness_exact",
+    "Q": "quantile_cuts",
+    "R": "GROUP BY + running sum(count(*)) OVER (ORDER BY)",
+    "S": "quantile_bucket on every row",
+    "T": "bare scan of the column",
+    "U": "quantile_cuts_approx",
 }
+QUANTILE = "QRSTU"  # 1-D generalization: a session of its own on the largest table
+QUANTILE_RATIOS = [
+    ("Q", "R", 1.0, "quantile_cuts vs. GROUP BY with a running sum"),
+    ("S", "T", 1.5, "quantile_bucket on every row vs. a bare scan"),
+    ("U", "T", 1.3, "quantile_cuts_approx vs. a bare scan"),
+]
 # (numerator, denominator, goal at 1e7 rows, what the goal is about)
 RATIOS = [
     ("A", "B", 0.25, "singleton_count vs. GROUP BY/HAVING"),
@@ -133,6 +144,8 @@ class Session:
         "FG" for a population session, "H" for the birthday session."""
         if "census_rows" in self.meta:
             return {"H": self.check_birthday()}
+        if "smallest_bucket" in self.meta:
+            return {"quantile": self.check_quantile()}
         return {"main": self.check_main(), "FG": self.check_close("F", "G", KL_RTOL)}
 
     def check_main(self):
@@ -190,6 +203,32 @@ class Session:
                          f"(largest relative difference {rel_diff(min(values), max(values)):.1e}): "
                          + ", ".join(sorted({self.results[v][r].strip()
                                              for v in (a, b) for r in runs})))
+        return ok, lines
+
+    def check_quantile(self):
+        """Q: the stored cuts in every run, each bucket >= k rows; S: the sum
+        width_bucket gives; R, U: a result in every run."""
+        lines, ok = list(self.errors), not self.errors
+        k = int(self.meta.get("k", 0))
+        smallest = int(self.meta.get("smallest_bucket", -1))
+        expected_q = f"{self.meta.get('cuts_text')} {self.meta.get('cuts')}"
+        expected_s = self.meta.get("width_bucket_sum", "").strip()
+        for v, expected in (("Q", expected_q), ("S", expected_s), ("R", None), ("U", None)):
+            got = {r: x.strip() for r, x in self.results[v].items()}
+            if not got:
+                ok = False
+                lines.append(f"{v}: no timed runs found")
+            elif expected is not None and set(got.values()) != {expected}:
+                ok = False
+                lines.append(f"MISMATCH {v}: runs gave {sorted(set(got.values()))}, expected {expected}")
+            else:
+                lines.append(f"{v} in all {len(got)} runs: " + ", ".join(sorted(set(got.values()))))
+        if smallest < k:
+            ok = False
+            lines.append(f"MISMATCH: the smallest bucket of Q's cuts holds {smallest} rows < k = {k}")
+        else:
+            lines.append(f"every bucket of Q's {self.meta.get('cuts')} cuts holds >= {k} rows "
+                         f"(smallest {smallest}); S = the sum of width_bucket over all rows")
         return ok, lines
 
     def check_birthday(self):
@@ -569,22 +608,98 @@ def heterogeneity_section(sessions, bday, queries, verdicts, checks):
     return md
 
 
+def quantile_section(quant, queries, verdicts, checks):
+    """Markdown lines of the section on Q-U (1-D generalization)."""
+    md = []
+    w = md.append
+    w("## 1-D generalization")
+    w("")
+    w("The quantile buckets of issue 4 on `birth_date` of the largest population table "
+      "(32,872 dates, so many ties), k = 100, timed by the same script in a session of its "
+      "own, the variants interleaved run by run.")
+    w("")
+    w("### Goals")
+    w("")
+    w("At 1e7 rows: `quantile_cuts` at most **1.0x** the fastest plain-SQL way to the same "
+      "tie-aware boundaries, a `GROUP BY` with a running `sum(count(*)) OVER (ORDER BY ...)` "
+      "(Q/R); `quantile_bucket` on every row at most **1.5x** a bare scan of the column (S/T); "
+      "`quantile_cuts_approx` at most **1.3x** a bare scan (U/T).")
+    w("")
+    if quant is None:
+        w("Not measured: this run has no quantile session.")
+        w("")
+        return md
+    w("Result of this run:")
+    w("")
+    md.extend(verdicts)
+    w("")
+    w("### Results")
+    w("")
+    w("Medians of the timed runs, in ms:")
+    w("")
+    w("| rows | runs | " + " | ".join(f"{v}: {NAMES[v]}" for v in QUANTILE)
+      + " | " + " | ".join(f"{n}/{d}" for n, d, _, _ in QUANTILE_RATIOS) + " |")
+    w("|" + "---:|" * (2 + len(QUANTILE) + len(QUANTILE_RATIOS)))
+    w(f"| {fmt_rows(quant.rows)} | {quant.meta.get('runs', '?')} | "
+      + " | ".join(fmt_ms(quant.median(v)) for v in QUANTILE) + " | "
+      + " | ".join(fmt_ratio(ratio(quant, n, d)) for n, d, _, _ in QUANTILE_RATIOS) + " |")
+    w("")
+    w("All timed runs, in ms:")
+    w("")
+    w("| " + " | ".join(QUANTILE) + " |")
+    w("|" + "---|" * len(QUANTILE))
+    w("| " + " | ".join(", ".join(fmt_ms(quant.times[v][r]) for r in sorted(quant.times[v]))
+                        for v in QUANTILE) + " |")
+    w("")
+    w("Agreement (Q, R and U report the md5 of their cuts and how many; the script fails "
+      "when a check does not hold):")
+    w("")
+    w("```")
+    md.extend(checks)
+    w("```")
+    w("")
+    w("R cuts where the running count crosses a multiple of k: the same work as Q's (group the "
+      "dates, order them, one pass), but its buckets may fall below k rows at ties and are not "
+      "balanced, so its cuts differ from Q's; Q's are checked instead (every bucket >= k rows, "
+      "and the mapping S against PostgreSQL's `width_bucket`).")
+    w("")
+    w("### Plans")
+    w("")
+    for v in QUANTILE:
+        w(f"- **{v}** ({NAMES[v]}): {plan_shape(quant.plans.get(v, []))}")
+    w("")
+    w("### Queries")
+    w("")
+    for v in QUANTILE:
+        if v in queries:
+            w(f"{v}. {NAMES[v]}:")
+            w("")
+            w("```sql")
+            w(queries[v])
+            w("```")
+            w("")
+    return md
+
+
 def cmd_report(out, doc):
     sessions = []
     bday = None
+    quant = None
     for name in os.listdir(out):
         m = re.match(r"session-(\d+)\.log$", name)
         if m:
             sessions.append(Session(os.path.join(out, name)))
         elif name == "session-birthday.log":
             bday = Session(os.path.join(out, name))
+        elif name == "session-quantile.log":
+            quant = Session(os.path.join(out, name))
     sessions.sort(key=lambda s: s.rows)
     if not sessions:
         print("report: no session logs in " + out, file=sys.stderr)
         return 1
     machine = read_kv(os.path.join(out, "machine.txt"))
     queries = {}
-    for v in list(VARIANTS + "H") + ["census"]:
+    for v in list(VARIANTS + "H" + QUANTILE) + ["census"]:
         path = os.path.join(out, "queries", v + ".sql")
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
@@ -628,7 +743,21 @@ def cmd_report(out, doc):
     goal_session = next((s for s in sessions if s.rows == GOAL_ROWS), None)
     verdicts = ratio_verdicts(goal_session, RATIOS)
     het_verdicts = ratio_verdicts(goal_session, HET_RATIOS) + [birthday_verdict(bday)]
-    for v in verdicts + het_verdicts:
+    quant_checks, quant_verdicts = [], []
+    if quant is None:
+        all_ok = False
+        quant_checks.append("Q-U: no quantile session (session-quantile.log) found")
+    else:
+        ok, quant_checks = quant.check()
+        all_ok &= ok
+        quant_verdicts = ratio_verdicts(quant if quant.rows == GOAL_ROWS else None,
+                                        QUANTILE_RATIOS)
+        print_table([["rows", "runs"] + [f"{v} ms" for v in QUANTILE]
+                     + [f"{n}/{d}" for n, d, _, _ in QUANTILE_RATIOS],
+                     [fmt_rows(quant.rows), quant.meta.get("runs", "?")]
+                     + [fmt_ms(quant.median(v)) for v in QUANTILE]
+                     + [fmt_ratio(ratio(quant, n, d)) for n, d, _, _ in QUANTILE_RATIOS]])
+    for v in verdicts + het_verdicts + quant_verdicts:
         print(v.replace("**", ""))
 
     # --- document ---
@@ -769,6 +898,7 @@ def cmd_report(out, doc):
       "comparable with D's.")
     w("")
     md.extend(heterogeneity_section(sessions, bday, queries, het_verdicts, het_checks))
+    md.extend(quantile_section(quant, queries, quant_verdicts, quant_checks))
     w("## Setup")
     w("")
     w("- Command: `" + machine.get("command", "?") + "` (from the repository root)")

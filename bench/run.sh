@@ -19,7 +19,18 @@
 #   H  birthday_uniqueness_exact(1000, v, w) over bench_census_100000
 #      (100,000 values weighted 1 + i % 7, rebuilt by every run of this script)
 # with a warm-up and several runs; every run must return the same value, and it
-# must agree with an independent computation in bench/report.py.  Then
+# must agree with an independent computation in bench/report.py.  Then a
+# session on the largest population table times 1-D generalization of
+# birth_date with k = 100 (issue 4), interleaved:
+#   Q  quantile_cuts(birth_date, 100)
+#   R  plain SQL: GROUP BY birth_date, running sum(count(*)) OVER (ORDER BY),
+#      a cut where the running sum crosses a multiple of k
+#   S  sum(quantile_bucket(birth_date, cuts)) with the cuts read from a table
+#   T  a bare scan of the column, max(birth_date)
+#   U  quantile_cuts_approx(birth_date, 100)
+# Q must return the same cuts every run, every bucket of them must hold at
+# least k rows, and S must equal the sum that PostgreSQL's width_bucket gives
+# (both checked once, outside the timed runs).  Then
 # bench/report.py prints medians and ratios and writes docs/benchmarks.md.
 #
 # Uses the server named by PGHOST/PGPORT/PGUSER when PGHOST is set (database
@@ -296,6 +307,67 @@ echo "bench: timing the birthday aggregate, $birthday_runs runs"
 "${PSQL[@]}" -f "$OUT/session-birthday.sql" >"$log" 2>&1 || {
 	cat "$log" >&2
 	echo "bench: birthday session failed" >&2
+	exit 1
+}
+python3 bench/report.py check "$log"
+
+# --- 1-D generalization: its own session on the largest table ---
+QUANTILE_K=100
+qrows="${@: -1}"
+qtab="bench_pop_$qrows"
+QUERY[Q]="SELECT quantile_cuts(birth_date, $QUANTILE_K) FROM $qtab"
+QUERY[R]="SELECT array_agg(v ORDER BY v) FROM (
+  SELECT v, before, lag(before) OVER (ORDER BY v) AS previous
+  FROM (SELECT v, sum(c) OVER (ORDER BY v) - c AS before
+        FROM (SELECT birth_date AS v, count(*) AS c FROM $qtab GROUP BY birth_date) g) w) x
+WHERE previous IS NULL OR before / $QUANTILE_K > previous / $QUANTILE_K"
+QUERY[S]="SELECT sum(quantile_bucket(birth_date, (SELECT cuts FROM bench_quantile_cuts))) FROM $qtab"
+QUERY[T]="SELECT max(birth_date) FROM $qtab"
+QUERY[U]="SELECT quantile_cuts_approx(birth_date, $QUANTILE_K) FROM $qtab"
+QUANTILE_VARIANTS=(Q R S T U)
+for v in "${QUANTILE_VARIANTS[@]}"; do
+	printf '%s;\n' "${QUERY[$v]}" >"$OUT/queries/$v.sql"
+done
+quantile_runs="${BENCH_QUANTILE_RUNS:-5}"
+log="$OUT/session-quantile.log"
+echo "bench: timing 1-D generalization on $qtab, $quantile_runs runs"
+"${PSQL[@]}" -c "SET client_min_messages = warning" \
+	-c "DROP TABLE IF EXISTS bench_quantile_cuts" \
+	-c "CREATE TABLE bench_quantile_cuts AS SELECT quantile_cuts(birth_date, $QUANTILE_K) AS cuts FROM $qtab"
+{
+	echo "\\pset pager off"
+	echo "\\pset format unaligned"
+	echo "\\pset tuples_only on"
+	echo "\\echo @@meta rows $qrows"
+	echo "\\echo @@meta k $QUANTILE_K"
+	echo "\\echo @@meta runs $quantile_runs"
+	echo "SELECT '@@meta cuts ' || cardinality(cuts) FROM bench_quantile_cuts;"
+	echo "SELECT '@@meta cuts_text ' || md5(cuts::text) FROM bench_quantile_cuts;"
+	# the checks: bucket sizes and the mapping's sum by width_bucket, over the
+	# grouped dates (width_bucket would detoast the cuts on every row)
+	echo "SELECT '@@meta smallest_bucket ' || min(rows) FROM (SELECT width_bucket(v, (SELECT cuts || '{}'::date[] FROM bench_quantile_cuts)) AS b, sum(c) AS rows FROM (SELECT birth_date AS v, count(*) AS c FROM $qtab GROUP BY 1) g GROUP BY 1) s;"
+	echo "SELECT '@@meta width_bucket_sum ' || sum(width_bucket(v, (SELECT cuts || '{}'::date[] FROM bench_quantile_cuts)) * c) FROM (SELECT birth_date AS v, count(*) AS c FROM $qtab GROUP BY 1) g;"
+	for v in "${QUANTILE_VARIANTS[@]}"; do
+		echo "\\echo @@explain $v"
+		echo "EXPLAIN (ANALYZE) ${QUERY[$v]};"
+	done
+	echo "\\timing on"
+	for ((r = 1; r <= quantile_runs; r++)); do
+		for ((j = 0; j < ${#QUANTILE_VARIANTS[@]}; j++)); do
+			v=${QUANTILE_VARIANTS[$(((r - 1 + j) % ${#QUANTILE_VARIANTS[@]}))]}
+			echo "\\echo @@run $v $r"
+			if [ "$v" = Q ] || [ "$v" = R ] || [ "$v" = U ]; then
+				# arrays of thousands of dates: compare digests, count cuts
+				echo "SELECT md5(c::text) || ' ' || cardinality(c) FROM (${QUERY[$v]}) AS q(c);"
+			else
+				echo "${QUERY[$v]};"
+			fi
+		done
+	done
+} >"$OUT/session-quantile.sql"
+"${PSQL[@]}" -f "$OUT/session-quantile.sql" >"$log" 2>&1 || {
+	cat "$log" >&2
+	echo "bench: quantile session failed" >&2
 	exit 1
 }
 python3 bench/report.py check "$log"

@@ -14,6 +14,7 @@
 
 #include <math.h>
 
+#include "access/detoast.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
@@ -819,20 +820,59 @@ BucketOf(ValueType *vt, Datum value, const Datum *cuts, int ncuts)
 	return lo;
 }
 
-/* Per-call cache: the value type of a bucket-mapping function */
-static ValueType *
-MappingValueType(FunctionCallInfo fcinfo, ArrayType *cuts, const char *funcname)
+/* Per-call cache of a bucket-mapping function */
+typedef struct MappingCache
 {
-	ValueType  *vt = (ValueType *) fcinfo->flinfo->fn_extra;
-	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	ValueType  *vt;
+	struct varatt_external stored;	/* the TOAST pointer of the cuts read */
+	ArrayType  *detoasted;		/* those cuts, detoasted once */
+} MappingCache;
 
-	if (vt == NULL || vt->type != type)
+/*
+ * The value type and the cuts of a mapping call.  Cuts read from a table
+ * arrive as a TOAST pointer on every row; a stored value never changes, so
+ * the pointer identifies it and it is detoasted once per query.
+ */
+static ArrayType *
+MappingCuts(FunctionCallInfo fcinfo, const char *funcname, ValueType **vt_out)
+{
+	MappingCache *cache = (MappingCache *) fcinfo->flinfo->fn_extra;
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(1);
+	ArrayType  *cuts;
+
+	if (cache == NULL)
 	{
-		vt = ValueTypeGet(fcinfo->flinfo->fn_mcxt, type, PG_GET_COLLATION(), funcname);
-		fcinfo->flinfo->fn_extra = vt;
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(MappingCache));
+		fcinfo->flinfo->fn_extra = cache;
 	}
+	if (cache->vt == NULL || cache->vt->type != type)
+		cache->vt = ValueTypeGet(fcinfo->flinfo->fn_mcxt, type, PG_GET_COLLATION(), funcname);
+	*vt_out = cache->vt;
+
+	if (VARATT_IS_EXTERNAL_ONDISK(raw))
+	{
+		struct varatt_external pointer;
+
+		VARATT_EXTERNAL_GET_POINTER(pointer, raw);
+		if (cache->detoasted == NULL ||
+			pointer.va_valueid != cache->stored.va_valueid ||
+			pointer.va_toastrelid != cache->stored.va_toastrelid)
+		{
+			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+			if (cache->detoasted != NULL)
+				pfree(cache->detoasted);
+			cache->detoasted = DatumGetArrayTypePCopy(PointerGetDatum(raw));
+			MemoryContextSwitchTo(old);
+			cache->stored = pointer;
+			CheckCutsArray(cache->detoasted, type);
+		}
+		return cache->detoasted;
+	}
+	cuts = DatumGetArrayTypeP(PointerGetDatum(raw));
 	CheckCutsArray(cuts, type);
-	return vt;
+	return cuts;
 }
 
 /*
@@ -885,8 +925,8 @@ MapValue(ValueType *vt, ArrayType *cuts, Datum value,
 Datum
 qidrisk_quantile_bucket(PG_FUNCTION_ARGS)
 {
-	ArrayType  *cuts = PG_GETARG_ARRAYTYPE_P(1);
-	ValueType  *vt = MappingValueType(fcinfo, cuts, "quantile_bucket");
+	ValueType  *vt;
+	ArrayType  *cuts = MappingCuts(fcinfo, "quantile_bucket", &vt);
 
 	PG_RETURN_INT32(MapValue(vt, cuts, PG_GETARG_DATUM(0), NULL, NULL));
 }
@@ -895,8 +935,8 @@ qidrisk_quantile_bucket(PG_FUNCTION_ARGS)
 Datum
 qidrisk_quantile_bucket_range(PG_FUNCTION_ARGS)
 {
-	ArrayType  *cuts = PG_GETARG_ARRAYTYPE_P(1);
-	ValueType  *vt = MappingValueType(fcinfo, cuts, "quantile_bucket_range");
+	ValueType  *vt;
+	ArrayType  *cuts = MappingCuts(fcinfo, "quantile_bucket_range", &vt);
 	TypeCacheEntry *range_type;
 	Datum	   *elements;
 	int			ncuts;
@@ -925,8 +965,8 @@ qidrisk_quantile_bucket_range(PG_FUNCTION_ARGS)
 Datum
 qidrisk_quantile_bucket_label(PG_FUNCTION_ARGS)
 {
-	ArrayType  *cuts = PG_GETARG_ARRAYTYPE_P(1);
-	ValueType  *vt = MappingValueType(fcinfo, cuts, "quantile_bucket_label");
+	ValueType  *vt;
+	ArrayType  *cuts = MappingCuts(fcinfo, "quantile_bucket_label", &vt);
 	Datum	   *elements;
 	int			ncuts;
 	int			bucket;
