@@ -160,7 +160,7 @@ typedef struct ValueCount
 
 extern ValueType *ValueTypeGet(MemoryContext context, Oid type, Oid collation,
 							   const char *funcname);
-extern void ValueCheckOrderable(ValueType *vt, Datum value, const char *funcname);
+extern void ValueCheckOrderable(ValueType *vt, Datum value, FunctionCallInfo fcinfo);
 extern void ValueCountSort(ValueType *vt, ValueCount *values, int64 nvalues);
 extern int64 BalancedCuts(const ValueCount *values, int64 nvalues, int64 k,
 						  int64 *starts);

@@ -183,9 +183,9 @@ ValueTypeGet(MemoryContext context, Oid type, Oid collation, const char *funcnam
 
 /* NaN has no place in an order of buckets: refuse it */
 void
-ValueCheckOrderable(ValueType *vt, Datum value, const char *funcname)
+ValueCheckOrderable(ValueType *vt, Datum value, FunctionCallInfo fcinfo)
 {
-	bool		is_nan = false;
+	bool		is_nan;
 
 	if (vt->type == FLOAT8OID)
 		is_nan = isnan(DatumGetFloat8(value));
@@ -193,10 +193,15 @@ ValueCheckOrderable(ValueType *vt, Datum value, const char *funcname)
 		is_nan = isnan(DatumGetFloat4(value));
 	else if (vt->type == NUMERICOID)
 		is_nan = numeric_is_nan(DatumGetNumeric(value));
+	else
+		return;
+	/* the function's name is looked up only for the message */
 	if (is_nan)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s cannot place NaN in a bucket", funcname),
+				 errmsg("%s cannot place NaN in a bucket",
+						AggGetAggref(fcinfo) != NULL ? AggregateName(fcinfo) :
+						get_func_name(fcinfo->flinfo->fn_oid)),
 				 errhint("Filter NaN out, or turn it into NULL with NULLIF(value, 'NaN').")));
 }
 
@@ -291,7 +296,7 @@ ValueCountUpdate(FunctionCallInfo fcinfo)
 		Datum		value = NormalizeValue(state->vt, PG_GETARG_DATUM(1));
 		MemoryContext old;
 
-		ValueCheckOrderable(state->vt, value, AggregateName(fcinfo));
+		ValueCheckOrderable(state->vt, value, fcinfo);
 		old = MemoryContextSwitchTo(state->context);
 		ValueCountAdd(state, value, 1);
 		MemoryContextSwitchTo(old);
@@ -826,7 +831,43 @@ typedef struct MappingCache
 	ValueType  *vt;
 	struct varatt_external stored;	/* the TOAST pointer of the cuts read */
 	ArrayType  *detoasted;		/* those cuts, detoasted once */
+	int32	   *lookup;			/* integer or date cuts: bucket of first + i */
+	int32		lookup_first;
+	int32		lookup_size;
 } MappingCache;
+
+/* Largest value range of integer or date cuts given a direct lookup table */
+#define MAX_LOOKUP_SIZE (1 << 20)
+
+/*
+ * Integer and date cuts over a modest range of values get a table from
+ * value to bucket, so stored cuts map a row in one read.
+ */
+static void
+BuildLookup(MappingCache *cache, MemoryContext context)
+{
+	ArrayType  *cuts = cache->detoasted;
+	const int32 *keys = (const int32 *) ARR_DATA_PTR(cuts);
+	int			n = ArrayGetNItems(ARR_NDIM(cuts), ARR_DIMS(cuts));
+	int64		span;
+	int			bucket = 0;
+
+	cache->lookup = NULL;
+	if ((cache->vt->type != INT4OID && cache->vt->type != DATEOID) || n == 0)
+		return;
+	span = (int64) keys[n - 1] - keys[0] + 1;
+	if (span > MAX_LOOKUP_SIZE)
+		return;
+	cache->lookup = MemoryContextAlloc(context, span * sizeof(int32));
+	cache->lookup_first = keys[0];
+	cache->lookup_size = (int32) span;
+	for (int64 i = 0; i < span; i++)
+	{
+		while (bucket < n && (int64) keys[bucket] <= keys[0] + i)
+			bucket++;
+		cache->lookup[i] = bucket;
+	}
+}
 
 /*
  * The value type and the cuts of a mapping call.  Cuts read from a table
@@ -837,17 +878,19 @@ static ArrayType *
 MappingCuts(FunctionCallInfo fcinfo, const char *funcname, ValueType **vt_out)
 {
 	MappingCache *cache = (MappingCache *) fcinfo->flinfo->fn_extra;
-	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(1);
 	ArrayType  *cuts;
+	Oid			type;
 
+	/* an expression's argument types do not change between calls */
 	if (cache == NULL)
 	{
+		type = get_fn_expr_argtype(fcinfo->flinfo, 0);
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(MappingCache));
+		cache->vt = ValueTypeGet(fcinfo->flinfo->fn_mcxt, type, PG_GET_COLLATION(), funcname);
 		fcinfo->flinfo->fn_extra = cache;
 	}
-	if (cache->vt == NULL || cache->vt->type != type)
-		cache->vt = ValueTypeGet(fcinfo->flinfo->fn_mcxt, type, PG_GET_COLLATION(), funcname);
+	type = cache->vt->type;
 	*vt_out = cache->vt;
 
 	if (VARATT_IS_EXTERNAL_ONDISK(raw))
@@ -863,10 +906,13 @@ MappingCuts(FunctionCallInfo fcinfo, const char *funcname, ValueType **vt_out)
 
 			if (cache->detoasted != NULL)
 				pfree(cache->detoasted);
+			if (cache->lookup != NULL)
+				pfree(cache->lookup);
 			cache->detoasted = DatumGetArrayTypePCopy(PointerGetDatum(raw));
 			MemoryContextSwitchTo(old);
 			cache->stored = pointer;
 			CheckCutsArray(cache->detoasted, type);
+			BuildLookup(cache, fcinfo->flinfo->fn_mcxt);
 		}
 		return cache->detoasted;
 	}
@@ -875,17 +921,42 @@ MappingCuts(FunctionCallInfo fcinfo, const char *funcname, ValueType **vt_out)
 	return cuts;
 }
 
+/* How many of the n ascending keys are <= key, without branches */
+#define DEFINE_UPPER_BOUND(name, ctype) \
+static inline int \
+name(const ctype *keys, int n, ctype key) \
+{ \
+	const ctype *base = keys; \
+\
+	if (n == 0) \
+		return 0; \
+	while (n > 1) \
+	{ \
+		int			half = n / 2; \
+\
+		base = (base[half] <= key) ? base + half : base; \
+		n -= half; \
+	} \
+	return (int) (base - keys) + (*base <= key); \
+}
+
+DEFINE_UPPER_BOUND(UpperBoundInt16, int16)
+DEFINE_UPPER_BOUND(UpperBoundInt32, int32)
+DEFINE_UPPER_BOUND(UpperBoundInt64, int64)
+DEFINE_UPPER_BOUND(UpperBoundFloat8, float8)
+
 /*
  * The bucket of a value.  Fixed-length cuts are searched in place, so a
- * large cuts array costs O(log q) per row and no copy.
+ * large cuts array costs O(log q) per row and no copy; integer, date,
+ * timestamp and float8 cuts compare as machine numbers.
  */
 static int
-MapValue(ValueType *vt, ArrayType *cuts, Datum value,
+MapValue(FunctionCallInfo fcinfo, ValueType *vt, ArrayType *cuts, Datum value,
 		 Datum **elements, int *ncuts)
 {
 	int			n = ArrayGetNItems(ARR_NDIM(cuts), ARR_DIMS(cuts));
 
-	ValueCheckOrderable(vt, value, "quantile_bucket");
+	ValueCheckOrderable(vt, value, fcinfo);
 	if (vt->typlen > 0 && elements == NULL)
 	{
 		char	   *data = ARR_DATA_PTR(cuts);
@@ -893,6 +964,23 @@ MapValue(ValueType *vt, ArrayType *cuts, Datum value,
 		int			lo = 0;
 		int			hi = n;
 
+		switch (vt->type)
+		{
+			case INT2OID:
+				return UpperBoundInt16((const int16 *) data, n, DatumGetInt16(value));
+			case INT4OID:
+			case DATEOID:
+				return UpperBoundInt32((const int32 *) data, n, DatumGetInt32(value));
+			case INT8OID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+				return UpperBoundInt64((const int64 *) data, n, DatumGetInt64(value));
+			case FLOAT8OID:
+				/* NaN is refused, and -0 = 0 compares equal as a number */
+				return UpperBoundFloat8((const float8 *) data, n, DatumGetFloat8(value));
+			default:
+				break;
+		}
 		while (lo < hi)
 		{
 			int			mid = lo + (hi - lo) / 2;
@@ -927,8 +1015,20 @@ qidrisk_quantile_bucket(PG_FUNCTION_ARGS)
 {
 	ValueType  *vt;
 	ArrayType  *cuts = MappingCuts(fcinfo, "quantile_bucket", &vt);
+	MappingCache *cache = (MappingCache *) fcinfo->flinfo->fn_extra;
 
-	PG_RETURN_INT32(MapValue(vt, cuts, PG_GETARG_DATUM(0), NULL, NULL));
+	if (cache->lookup != NULL && cuts == cache->detoasted)
+	{
+		int64		offset = (int64) DatumGetInt32(PG_GETARG_DATUM(0)) - cache->lookup_first;
+
+		if (offset < 0)
+			PG_RETURN_INT32(0);
+		if (offset >= cache->lookup_size)
+			PG_RETURN_INT32(cache->lookup[cache->lookup_size - 1]);
+		PG_RETURN_INT32(cache->lookup[offset]);
+	}
+
+	PG_RETURN_INT32(MapValue(fcinfo, vt, cuts, PG_GETARG_DATUM(0), NULL, NULL));
 }
 
 /* The bucket as a range [cut_j, cut_{j+1}), unbounded past the first or last cut */
@@ -944,7 +1044,7 @@ qidrisk_quantile_bucket_range(PG_FUNCTION_ARGS)
 	RangeBound	lower;
 	RangeBound	upper;
 
-	bucket = MapValue(vt, cuts, PG_GETARG_DATUM(0), &elements, &ncuts);
+	bucket = MapValue(fcinfo, vt, cuts, PG_GETARG_DATUM(0), &elements, &ncuts);
 	range_type = lookup_type_cache(get_fn_expr_rettype(fcinfo->flinfo), TYPECACHE_RANGE_INFO);
 	if (range_type->rngelemtype == NULL || range_type->rngelemtype->type_id != vt->type)
 		ereport(ERROR,
@@ -974,7 +1074,7 @@ qidrisk_quantile_bucket_label(PG_FUNCTION_ARGS)
 	bool		varlena;
 	StringInfoData label;
 
-	bucket = MapValue(vt, cuts, PG_GETARG_DATUM(0), &elements, &ncuts);
+	bucket = MapValue(fcinfo, vt, cuts, PG_GETARG_DATUM(0), &elements, &ncuts);
 	getTypeOutputInfo(vt->type, &output, &varlena);
 	initStringInfo(&label);
 	appendStringInfoChar(&label, bucket == 0 ? '(' : '[');

@@ -224,7 +224,7 @@ qidrisk_sample_transfn(PG_FUNCTION_ARGS)
 
 		MemoryContext old = MemoryContextSwitchTo(state->context);
 
-		ValueCheckOrderable(state->vt, value, AggregateName(fcinfo));
+		ValueCheckOrderable(state->vt, value, fcinfo);
 		SampleTrackMinimum(state, value, state->rows);
 		state->rows++;
 		if (state->size < state->capacity || priority < state->heap[0].priority)
