@@ -851,7 +851,8 @@ BEGIN
 			LEFT JOIN chain c ON c.value = v.value AND c.depth = least(l.level, t.top)
 		), fits AS (
 			SELECT g.level FROM (
-				SELECT m.level, m.generalized, sum(m.rows) AS r FROM mapped m GROUP BY 1, 2
+				SELECT m.level, m.generalized, sum(m.rows) AS r FROM mapped m
+				WHERE m.value IS NOT NULL GROUP BY 1, 2
 			) g
 			GROUP BY g.level
 			HAVING ($1 IS NULL OR count(*) <= $1) AND ($2 IS NULL OR min(g.r) >= $2)
