@@ -67,6 +67,28 @@ MedianCost(const double *values, const int64 *positions, const long double *sums
 	return (double) (below + above);
 }
 
+/* Add count copies of value to a running mean and sum of squared deviations */
+static inline void
+WelfordAdd(double value, int64 count, double *mean, double *squares, int64 *rows)
+{
+	double		delta;
+	double		weight;
+
+	/* the first value sets the mean: Inf * 0 would make it NaN */
+	if (*rows == 0)
+	{
+		*mean = value;
+		*squares = 0.0;
+		*rows = count;
+		return;
+	}
+	delta = value - *mean;
+	weight = (double) count * *rows / (*rows + count);
+	*mean += delta * count / (*rows + count);
+	*squares += delta * (delta * weight);
+	*rows += count;
+}
+
 /*
  * values: ascending distinct values with their row counts.  Writes the index
  * of each cluster's first value to starts and the optimum to total_cost;
@@ -111,13 +133,7 @@ OptimalCuts(const double *values, const int64 *counts, int64 nvalues, int64 k,
 		/* sum-of-squares runs Welford's update as the start moves left */
 		if (cost == CLUSTER_SUM_OF_SQUARES)
 			for (int64 i = end - 1; i > last; i--)
-			{
-				double		delta = values[i] - mean;
-
-				mean += delta * counts[i] / (rows + counts[i]);
-				squares += delta * delta * (double) counts[i] * rows / (rows + counts[i]);
-				rows += counts[i];
-			}
+				WelfordAdd(values[i], counts[i], &mean, &squares, &rows);
 
 		for (int64 start = last; start >= 0; start--)
 		{
@@ -130,11 +146,7 @@ OptimalCuts(const double *values, const int64 *counts, int64 nvalues, int64 k,
 
 			if (cost == CLUSTER_SUM_OF_SQUARES)
 			{
-				double		delta = values[start] - mean;
-
-				mean += delta * counts[start] / (rows + counts[start]);
-				squares += delta * delta * (double) counts[start] * rows / (rows + counts[start]);
-				rows += counts[start];
+				WelfordAdd(values[start], counts[start], &mean, &squares, &rows);
 				cluster = squares;
 			}
 			else if (cost == CLUSTER_K_MEDIAN)
@@ -142,10 +154,18 @@ OptimalCuts(const double *values, const int64 *counts, int64 nvalues, int64 k,
 			else
 				cluster = (values[end - 1] - values[start]) / 2.0;
 
-			if (isinf(best[start]))
-				continue;
+			/* one distinct value costs nothing, even at an infinity */
+			if (start == end - 1)
+				cluster = 0.0;
+			/* infinities give Inf - Inf: such a cluster is merely the dearest */
+			if (isnan(cluster))
+				cluster = INFINITY;
+
+			if (start > 0 && previous[start] < 0)
+				continue;		/* no valid clustering ends before start */
 			total = cost == CLUSTER_K_CENTER ? Max(best[start], cluster) : best[start] + cluster;
-			if (total < best[end])
+			/* the first valid start is kept even when every cost overflows */
+			if (previous[end] < 0 || total < best[end])
 			{
 				best[end] = total;
 				previous[end] = start;

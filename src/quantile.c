@@ -1125,7 +1125,7 @@ typedef struct MedianCollector
 	bool	   *nulls;
 } MedianCollector;
 
-/* The lower median of a bucket: the value holding its (size+1)/2-th row */
+/* The lower median of a bucket (percentile_disc(0.5)): its ceil(size/2)-th row */
 static void
 CollectMedian(int bucket, const ValueCount *values, int64 first, int64 end, void *arg)
 {
@@ -1141,7 +1141,7 @@ CollectMedian(int bucket, const ValueCount *values, int64 first, int64 end, void
 	for (int64 i = first; i < end; i++)
 	{
 		seen += values[i].count;
-		if (2 * seen >= size + 1)
+		if (2 * seen >= size)
 		{
 			collector->medians[bucket - 1] = values[i].value;
 			break;
