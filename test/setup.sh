@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
 	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3)
 

@@ -4,7 +4,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 mkdir -p results
 
 make -s installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee results/regress.log
