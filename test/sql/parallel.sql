@@ -78,6 +78,10 @@ SELECT sex, singleton_count(birth_year, zip), class_count(birth_year, zip) FROM 
 SELECT singleton_count(birth_year, sex, zip) = s.singletons AS equal,
 	class_profile(sex, score) = s.profile AS profile_equal
 FROM pop_parts, serial_answers s GROUP BY s.singletons, s.profile;
+-- every row its own class: each worker ships ~100,000 classes in the ascending encoding
+SELECT singleton_count(id) AS unique_ids, class_count(id % 150000) AS classes,
+	k_anonymity(id % 150000) AS k_level, rows_below_k(2, id % 150000) AS below2
+FROM pop;
 -- the memory budget holds in parallel workers too, and the session goes on
 SET qidrisk.max_state_memory = '1MB';
 \set VERBOSITY terse
