@@ -441,20 +441,12 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	counts double precision[];
-	missing text;
 BEGIN
 	IF rel IS NULL OR columns IS NULL OR cardinality(columns) = 0 THEN
 		RAISE EXCEPTION 'column_distinct_counts needs a table and at least one column'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	SELECT c INTO missing FROM unnest(columns) AS c
-	WHERE c IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = rel
-								   AND a.attname = c AND a.attnum > 0 AND NOT a.attisdropped)
-	LIMIT 1;
-	IF FOUND THEN
-		RAISE EXCEPTION 'column "%" does not exist in %', missing, rel
-			USING ERRCODE = 'undefined_column';
-	END IF;
+	PERFORM @extschema@.qidrisk_require_columns(rel, columns);
 	IF NOT estimated THEN
 		-- NULL counts as one more value, as in GROUP BY
 		EXECUTE format('SELECT ARRAY[%s]::float8[] FROM %s',
@@ -873,3 +865,304 @@ END
 $$;
 COMMENT ON FUNCTION hierarchy_generalize(regclass, text, regclass, bigint, bigint, text, text) IS
 'lowest level of a child -> parent hierarchy at which a column has at most max_values values and at least min_rows rows per value';
+
+-- ==== pre-publication checks (issue 8) ====
+
+-- The rules a policy may name, in the order qid_check reports them.  Adding a
+-- rule: one row here and one branch in qidrisk_check_rule (and its settings
+-- in qidrisk_check_validate).
+CREATE FUNCTION qid_check_rules()
+RETURNS TABLE (rule text, setting text, description text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT r.rule, r.setting, r.description
+	FROM (VALUES
+		(1, 'min_k', 'whole number >= 1',
+		 'k-anonymity level (smallest class size) must be at least this'),
+		(2, 'max_singleton_share', 'number in [0, 1]',
+		 'share of rows alone in their class must be at most this'),
+		(3, 'max_rows_below_k', '{"k": whole number >= 1, "max": number >= 0}',
+		 'rows in classes smaller than k must be at most max'),
+		(4, 'max_birthday_uniqueness', '{"group_size": whole number >= 1, "max": number in [0, 1]}',
+		 'probability that group_size people drawn from the table''s QID distribution are all distinct must be at most max')
+	) AS r(o, rule, setting, description)
+	ORDER BY r.o
+$$;
+COMMENT ON FUNCTION qid_check_rules() IS
+'the rules a qid_check policy may contain, with the form of their setting';
+
+-- History of checks run with record_history => true; each role sees its own rows
+CREATE TABLE qidrisk_check_history (
+	checked_at timestamptz NOT NULL DEFAULT now(),
+	checked_by name NOT NULL DEFAULT current_user,
+	relation text NOT NULL,
+	qid text[] NOT NULL,
+	policy jsonb NOT NULL,
+	results jsonb NOT NULL,
+	passed boolean NOT NULL
+);
+COMMENT ON TABLE qidrisk_check_history IS
+'runs of qid_check / qid_assert with record_history => true: when, who, which table and QID, policy, per-rule results';
+SELECT pg_catalog.pg_extension_config_dump('qidrisk_check_history', '');
+ALTER TABLE qidrisk_check_history ENABLE ROW LEVEL SECURITY;
+-- a role sees the rows of roles it is a member of (itself included); pg_read_all_data sees all
+CREATE POLICY qidrisk_check_history_read ON qidrisk_check_history FOR SELECT
+	USING (checked_by = current_user
+		   OR pg_catalog.pg_has_role('pg_read_all_data', 'MEMBER')
+		   OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+					  WHERE r.rolname = checked_by AND pg_catalog.pg_has_role(r.oid, 'MEMBER')));
+-- nobody records a run in another role's name
+CREATE POLICY qidrisk_check_history_write ON qidrisk_check_history FOR INSERT
+	WITH CHECK (checked_by = current_user);
+GRANT SELECT, INSERT ON qidrisk_check_history TO PUBLIC;
+
+-- Raise 42703 naming the first of columns that rel lacks (column_distinct_counts, qid_check)
+CREATE FUNCTION qidrisk_require_columns(rel regclass, columns text[])
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	missing text;
+BEGIN
+	SELECT c INTO missing FROM unnest(columns) AS c
+	WHERE c IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = rel
+								   AND a.attname = c AND a.attnum > 0 AND NOT a.attisdropped)
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'column "%" does not exist in %', missing, rel
+			USING ERRCODE = 'undefined_column';
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_require_columns(regclass, text[]) IS
+'internal: raise undefined_column for the first listed column the relation lacks';
+
+-- A number from a policy setting, within [low, high], whole if asked; else 22023
+CREATE FUNCTION qidrisk_check_number(rule text, setting jsonb, field text,
+									 low double precision, high double precision, whole boolean)
+RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := CASE WHEN field IS NULL THEN setting ELSE setting -> field END;
+	x double precision;
+	what text := CASE WHEN field IS NULL THEN rule ELSE format('%s.%s', rule, field) END;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) <> 'number' THEN
+		RAISE EXCEPTION 'policy rule % must be a number, not %', what, coalesce(v::text, 'missing')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
+	END IF;
+	x := v::text::double precision;
+	IF x < low OR x > high OR (whole AND x <> trunc(x)) THEN
+		RAISE EXCEPTION 'policy rule % must be a % %, not %', what,
+			CASE WHEN whole THEN 'whole number' ELSE 'number' END,
+			CASE WHEN high = 'Infinity' THEN format('at least %s', low)
+				 ELSE format('in [%s, %s]', low, high) END, v
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN x;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_number(text, jsonb, text, double precision, double precision, boolean) IS
+'internal: a validated number from a qid_check policy setting';
+
+-- Reject a policy, table or QID qid_check cannot evaluate, before any scan
+CREATE FUNCTION qidrisk_check_validate(rel regclass, qid text[], policy jsonb)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	bad text;
+	s jsonb;
+BEGIN
+	IF rel IS NULL OR qid IS NULL OR policy IS NULL THEN
+		RAISE EXCEPTION 'qid_check needs a table, its QID columns and a policy, not NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF cardinality(qid) = 0 THEN
+		RAISE EXCEPTION 'qid_check needs at least one QID column'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	PERFORM @extschema@.qidrisk_require_columns(rel, qid);
+	IF jsonb_typeof(policy) <> 'object' THEN
+		RAISE EXCEPTION 'a qid_check policy must be a JSON object, not %', jsonb_typeof(policy)
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'For example ''{"min_k": 5, "max_singleton_share": 0}''.';
+	END IF;
+	SELECT string_agg(format('"%s"', k), ', ' ORDER BY k) INTO bad
+	FROM jsonb_object_keys(policy) AS k
+	WHERE k NOT IN (SELECT r.rule FROM @extschema@.qid_check_rules() AS r);
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'unknown qid_check policy rule %', bad
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('Known rules: %s.',
+								(SELECT string_agg(r.rule, ', ') FROM @extschema@.qid_check_rules() AS r));
+	END IF;
+	IF policy = '{}' THEN
+		RAISE EXCEPTION 'a qid_check policy needs at least one rule'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- IF, not PERFORM ... WHERE: the planner folds immutable calls on constants
+	IF policy ? 'min_k' THEN
+		PERFORM @extschema@.qidrisk_check_number('min_k', policy -> 'min_k', NULL, 1, 'Infinity', true);
+	END IF;
+	IF policy ? 'max_singleton_share' THEN
+		PERFORM @extschema@.qidrisk_check_number('max_singleton_share', policy -> 'max_singleton_share',
+												 NULL, 0, 1, false);
+	END IF;
+	FOR s, bad IN
+		SELECT policy -> r.rule, r.rule FROM @extschema@.qid_check_rules() AS r
+		WHERE policy ? r.rule AND r.setting LIKE '{%'
+	LOOP
+		IF jsonb_typeof(s) <> 'object' THEN
+			RAISE EXCEPTION 'policy rule % must be an object %, not %', bad,
+				(SELECT r.setting FROM @extschema@.qid_check_rules() AS r WHERE r.rule = bad), s
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF EXISTS (SELECT 1 FROM jsonb_object_keys(s) AS k
+				   WHERE k NOT IN ('k', 'max', 'group_size')
+				   OR (bad = 'max_rows_below_k' AND k = 'group_size')
+				   OR (bad = 'max_birthday_uniqueness' AND k = 'k')) THEN
+			RAISE EXCEPTION 'policy rule % has an unknown setting in %', bad, s
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
+		END IF;
+	END LOOP;
+	IF policy ? 'max_rows_below_k' THEN
+		PERFORM @extschema@.qidrisk_check_number('max_rows_below_k', policy -> 'max_rows_below_k', 'k',
+												 1, 2147483647, true);
+		PERFORM @extschema@.qidrisk_check_number('max_rows_below_k', policy -> 'max_rows_below_k', 'max',
+												 0, 'Infinity', false);
+	END IF;
+	IF policy ? 'max_birthday_uniqueness' THEN
+		PERFORM @extschema@.qidrisk_check_number('max_birthday_uniqueness', policy -> 'max_birthday_uniqueness',
+												 'group_size', 1, 9.2e18, true);
+		PERFORM @extschema@.qidrisk_check_number('max_birthday_uniqueness', policy -> 'max_birthday_uniqueness',
+												 'max', 0, 1, false);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_validate(regclass, text[], jsonb) IS
+'internal: reject a NULL, empty or unknown table/QID/policy of qid_check with a clear error';
+
+-- Check a table against a publication policy, one row per rule of the policy
+CREATE FUNCTION qid_check(rel regclass, qid text[], policy jsonb, record_history boolean DEFAULT false)
+RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision,
+			   passed boolean)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	cols text;
+	profile @extschema@.qid_profile;
+	r record;
+	results jsonb := '[]';
+BEGIN
+	PERFORM @extschema@.qidrisk_check_validate(rel, qid, policy);
+	IF record_history IS NULL THEN
+		RAISE EXCEPTION 'record_history must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO cols
+	FROM unnest(qid) WITH ORDINALITY AS u(c, o);
+	-- one scan serves every rule read from the class profile
+	IF policy ?| ARRAY['min_k', 'max_singleton_share', 'max_rows_below_k'] THEN
+		EXECUTE format('SELECT (p.p).* FROM (SELECT @extschema@.class_profile(%s) AS p FROM %s) AS p', cols, rel)
+		INTO profile;
+	END IF;
+	FOR r IN SELECT q.rule FROM @extschema@.qid_check_rules() AS q WHERE policy ? q.rule LOOP
+		rule := r.rule;
+		setting := policy -> r.rule;
+		CASE r.rule
+			WHEN 'min_k' THEN
+				measured := profile.k_anonymity;
+				threshold := setting::text::double precision;
+				passed := measured IS NULL OR measured >= threshold;
+			WHEN 'max_singleton_share' THEN
+				measured := profile.singleton_share;
+				threshold := setting::text::double precision;
+				passed := measured IS NULL OR measured <= threshold;
+			WHEN 'max_rows_below_k' THEN
+				measured := @extschema@.rows_below(profile, (setting ->> 'k')::integer);
+				threshold := (setting ->> 'max')::double precision;
+				passed := measured <= threshold;
+			WHEN 'max_birthday_uniqueness' THEN
+				-- the QID's class frequencies are the distribution people are drawn from
+				EXECUTE format('SELECT @extschema@.birthday_uniqueness_exact($1, c.id, c.n)
+								FROM (SELECT row_number() OVER () AS id, count(*)::float8 AS n
+									  FROM %s GROUP BY %s) AS c', rel, cols)
+				INTO measured USING (setting ->> 'group_size')::bigint;
+				threshold := (setting ->> 'max')::double precision;
+				passed := measured IS NULL OR measured <= threshold;
+		END CASE;
+		results := results || jsonb_build_object('rule', rule, 'setting', setting, 'measured', measured,
+												  'threshold', threshold, 'passed', passed);
+		RETURN NEXT;
+	END LOOP;
+	IF record_history THEN
+		INSERT INTO @extschema@.qidrisk_check_history (relation, qid, policy, results, passed)
+		VALUES (rel::text, qid, policy, results, NOT (results @> '[{"passed": false}]'));
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qid_check(regclass, text[], jsonb, boolean) IS
+'check a table or view against a publication policy: one row per rule (measured, threshold, passed); record_history => true also appends the run to qidrisk_check_history';
+
+-- The failing rules of a check as a JSON array (empty when the policy holds)
+CREATE FUNCTION qidrisk_check_failures(rel regclass, qid text[], policy jsonb, record_history boolean)
+RETURNS jsonb
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(jsonb_agg(jsonb_build_object('rule', c.rule, 'measured', c.measured,
+												 'threshold', c.threshold)) FILTER (WHERE NOT c.passed),
+					'[]')
+	FROM @extschema@.qid_check(rel, qid, policy, record_history) AS c
+$$;
+COMMENT ON FUNCTION qidrisk_check_failures(regclass, text[], jsonb, boolean) IS
+'internal: the rules of qid_check that failed, as a JSON array';
+
+-- Raise SQLSTATE QR001 naming the failed rules, if any
+CREATE FUNCTION qidrisk_check_raise(rel regclass, failures jsonb)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF jsonb_array_length(failures) = 0 THEN
+		RETURN;
+	END IF;
+	RAISE EXCEPTION 'qidrisk policy check failed for %: %', rel,
+		(SELECT string_agg(f ->> 'rule', ', ' ORDER BY o) FROM jsonb_array_elements(failures) WITH ORDINALITY AS a(f, o))
+		USING ERRCODE = 'QR001',
+			  DETAIL = (SELECT string_agg(format('%s: measured %s, threshold %s.', f ->> 'rule',
+												 coalesce(f ->> 'measured', 'NULL'), f ->> 'threshold'), ' ' ORDER BY o)
+						FROM jsonb_array_elements(failures) WITH ORDINALITY AS a(f, o)),
+			  HINT = 'qid_check() with the same arguments lists every rule.';
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_raise(regclass, jsonb) IS
+'internal: raise SQLSTATE QR001 naming the failed rules of a check';
+
+-- The asserting form: no SET clause (it would forbid COMMIT); every name is qualified
+CREATE PROCEDURE qid_assert(rel regclass, qid text[], policy jsonb, record_history boolean DEFAULT false)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	failures jsonb;
+BEGIN
+	failures := @extschema@.qidrisk_check_failures(rel, qid, policy, record_history);
+	IF record_history THEN
+		-- keep the history row of a failing run
+		COMMIT;
+	END IF;
+	PERFORM @extschema@.qidrisk_check_raise(rel, failures);
+END
+$$;
+COMMENT ON PROCEDURE qid_assert(regclass, text[], jsonb, boolean) IS
+'raise SQLSTATE QR001 naming the failed rules when a table breaks its publication policy; record_history => true records the run and commits it first (needs a CALL outside a transaction block)';

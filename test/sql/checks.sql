@@ -1,0 +1,44 @@
+-- Pre-publication checks: qid_check, qid_assert (SQLSTATE QR001), history
+\set SHOW_CONTEXT never
+CREATE TABLE licences (birth_year integer, sex text, "ZIP code" text);
+INSERT INTO licences SELECT 1950 + i % 30, CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END, (1000 + i % 4)::text
+FROM generate_series(1, 600) i;
+INSERT INTO licences VALUES (1920, 'F', '9999'), (1921, 'M', NULL), (1921, 'M', NULL);
+SELECT * FROM qid_check_rules();
+-- one row per rule of the policy, in the order of qid_check_rules()
+SELECT rule, setting, round(measured::numeric, 6) AS measured, threshold, passed
+FROM qid_check('licences', ARRAY['birth_year', 'sex', 'ZIP code'],
+	'{"max_birthday_uniqueness": {"group_size": 20, "max": 0.01}, "min_k": 5,
+	  "max_rows_below_k": {"k": 5, "max": 3}, "max_singleton_share": 0.001}');
+-- on a view, over the rows it shows
+CREATE VIEW recent AS SELECT * FROM licences WHERE birth_year >= 1950;
+SELECT rule, measured, passed FROM qid_check('recent', ARRAY['birth_year', 'sex', 'ZIP code'], '{"min_k": 5, "max_singleton_share": 0}');
+-- an empty table passes every rule: nothing in it can be re-identified
+CREATE TABLE empty_licences (LIKE licences);
+SELECT rule, measured, passed FROM qid_check('empty_licences', ARRAY['sex'],
+	'{"min_k": 5, "max_singleton_share": 0, "max_rows_below_k": {"k": 5, "max": 0}, "max_birthday_uniqueness": {"group_size": 2, "max": 0}}');
+
+-- the asserting form
+CALL qid_assert('recent', ARRAY['birth_year', 'sex', 'ZIP code'], '{"min_k": 5}');
+CALL qid_assert('licences', ARRAY['birth_year', 'sex', 'ZIP code'], '{"min_k": 5, "max_singleton_share": 0.01, "max_rows_below_k": {"k": 2, "max": 1}}');
+-- a nightly procedure
+CREATE PROCEDURE nightly_publication_check() LANGUAGE plpgsql AS $$
+BEGIN
+	CALL qid_assert('licences', ARRAY['birth_year', 'sex'], '{"min_k": 2}');
+END
+$$;
+CALL nightly_publication_check();
+-- with history: the run is committed before the error, so a failing run stays recorded
+CALL qid_assert('licences', ARRAY['birth_year', 'sex'], '{"min_k": 2}', record_history => true);
+SELECT checked_by, relation, qid, policy, results, passed FROM qidrisk_check_history;
+SELECT rule, passed FROM qid_check('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
+SELECT qid, passed FROM qidrisk_check_history ORDER BY checked_at;
+-- inside a transaction block the commit is impossible
+BEGIN;
+CALL qid_assert('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
+ROLLBACK;
+SELECT count(*) FROM qidrisk_check_history;
+TRUNCATE qidrisk_check_history;
+DROP PROCEDURE nightly_publication_check();
+DROP VIEW recent;
+DROP TABLE licences, empty_licences;
