@@ -681,6 +681,16 @@ def quantile_section(quant, queries, verdicts, checks):
     return md
 
 
+def marked_sections(doc):
+    """The <!-- bench:NAME --> ... <!-- /bench:NAME --> sections of an existing page."""
+    if not os.path.exists(doc):
+        return []
+    with open(doc, encoding="utf-8") as f:
+        text = f.read()
+    pattern = re.compile(r"<!-- bench:([\w-]+) -->.*?<!-- /bench:\1 -->", re.S)
+    return [m.group(0) for m in pattern.finditer(text)]
+
+
 def cmd_report(out, doc):
     sessions = []
     bday = None
@@ -934,8 +944,12 @@ def cmd_report(out, doc):
       "quasi-identifier timed here is (birth_date, sex, zip5).")
     w("")
     os.makedirs(os.path.dirname(os.path.abspath(doc)), exist_ok=True)
+    kept = marked_sections(doc)
     with open(doc, "w", encoding="utf-8") as f:
         f.write("\n".join(md))
+        # the sections other bench/*.sh scripts wrote stay, after ours
+        for section in kept:
+            f.write("\n" + section + "\n")
     print(f"report: wrote {doc}")
     return 0 if all_ok else 1
 
