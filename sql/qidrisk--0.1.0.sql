@@ -1166,3 +1166,15 @@ END
 $$;
 COMMENT ON PROCEDURE qid_assert(regclass, text[], jsonb, boolean) IS
 'raise SQLSTATE QR001 naming the failed rules when a table breaks its publication policy; record_history => true records the run and commits it first (needs a CALL outside a transaction block)';
+
+-- ==== Quasi-identifier search and generalization (issue 3) ====
+
+CREATE FUNCTION qid_search(rel regclass, columns text[] DEFAULT NULL, max_size integer DEFAULT NULL,
+						   drop_incomplete boolean DEFAULT false, summary boolean DEFAULT false)
+RETURNS TABLE (columns text[], size integer, singletons bigint, singleton_share double precision,
+			   classes bigint, is_identifier boolean, is_minimal_identifier boolean,
+			   is_best boolean, rows bigint, rows_dropped bigint)
+AS 'MODULE_PATHNAME', 'qidrisk_qid_search'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
+'singletons and classes of every subset of the candidate columns (one scan, stripped partitions), best quasi-identifier first';
