@@ -56,6 +56,11 @@ extern QidHasher *QidHasherGet(FunctionCallInfo fcinfo, int firstarg,
 							   int ncolumns, const char *funcname);
 extern void QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo,
 							  QidFingerprint *fp);
+extern QidHasher *QidHasherCreate(MemoryContext context, int ncolumns,
+								  const Oid *types, const Oid *collations,
+								  const char *const *names, const char *funcname);
+extern void QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
+								 QidFingerprint *fp);
 
 /* ---- freqstate.c ---- */
 
@@ -180,5 +185,9 @@ typedef enum ClusterCost
 extern ClusterCost ClusterCostFromName(const char *name);
 extern int64 OptimalCuts(const double *values, const int64 *counts, int64 nvalues,
 						 int64 k, ClusterCost cost, int64 *starts, double *total_cost);
+
+/* ---- indivrisk.c ---- */
+
+extern double IndividualRisk(int64 f, double population, bool exact);
 
 #endif							/* QIDRISK_H */
