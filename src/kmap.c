@@ -569,7 +569,7 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	state->context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk kmap classes",
 										   ALLOCSET_DEFAULT_SIZES);
 	state->budget = QidStateMemoryBudget();
-	state->classes = kmaphash_create(state->context, 1024, NULL);
+	state->classes = kmaphash_create(state->context, 256, NULL);
 	state->memory = (double) state->classes->size * sizeof(KmapClass);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
