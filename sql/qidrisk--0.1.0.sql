@@ -1178,3 +1178,102 @@ AS 'MODULE_PATHNAME', 'qidrisk_qid_search'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
 'singletons and classes of every subset of the candidate columns (one scan, stripped partitions), best quasi-identifier first';
+
+-- ==== k-map and weighted-sample risk (issue 6) ====
+
+CREATE FUNCTION kmap_count(release regclass, population regclass, qid text[],
+						   population_weight text DEFAULT NULL,
+						   population_qid text[] DEFAULT NULL)
+RETURNS TABLE (class jsonb, release_rows bigint, population_rows double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_kmap_count'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kmap_count(regclass, regclass, text[], text, text[]) IS
+'k-map: for each QID class of the release, its rows and the matching rows of the population (or the sum of their weights); NULL matches NULL';
+
+CREATE FUNCTION kmap_row_counts(release regclass, population regclass, qid text[],
+								population_weight text DEFAULT NULL,
+								population_qid text[] DEFAULT NULL)
+RETURNS TABLE (release_row jsonb, class jsonb, release_rows bigint,
+			   population_rows double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_kmap_row_counts'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kmap_row_counts(regclass, regclass, text[], text, text[]) IS
+'k-map per release row: each row of the release (to_jsonb) with its class and the class''s release and population counts';
+
+CREATE FUNCTION kmap_value(release regclass, population regclass, qid text[],
+						   population_weight text DEFAULT NULL,
+						   population_qid text[] DEFAULT NULL)
+RETURNS double precision
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT min(k.population_rows)
+	FROM @extschema@.kmap_count(release, population, qid, population_weight, population_qid) AS k
+$$;
+COMMENT ON FUNCTION kmap_value(regclass, regclass, text[], text, text[]) IS
+'the k-map value of the release: the smallest population count of its QID classes (NULL for an empty release)';
+
+CREATE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[],
+								k double precision,
+								population_weight text DEFAULT NULL,
+								population_qid text[] DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF k IS NULL THEN
+		RAISE EXCEPTION 'kmap_rows_below: k must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF k = 'NaN'::float8 OR k = 'Infinity'::float8 OR k <= 0 THEN
+		RAISE EXCEPTION 'kmap_rows_below: k must be a finite number above 0, not %', k
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN (SELECT coalesce(sum(c.release_rows) FILTER (WHERE c.population_rows < k), 0)::bigint
+			FROM @extschema@.kmap_count(release, population, qid, population_weight,
+										population_qid) AS c);
+END
+$$;
+COMMENT ON FUNCTION kmap_rows_below(regclass, regclass, text[], double precision, text, text[]) IS
+'rows of the release whose QID class matches fewer than k population rows (or less than k of population weight)';
+
+CREATE FUNCTION individual_risk(sample_frequency bigint, population_frequency double precision,
+								method text DEFAULT 'approx')
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_individual_risk'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION individual_risk(bigint, double precision, text) IS
+'re-identification risk of a record in a sample class of f rows with estimated population F (Benedetti-Franconi negative-binomial model, as sdcMicro indivRisk; method approx or exact)';
+
+CREATE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
+			   individual_risk double precision)
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT k.class, k.release_rows, k.population_rows,
+		   @extschema@.individual_risk(k.release_rows, k.population_rows, method)
+	FROM @extschema@.kmap_count(rel, rel, qid, weight) AS k
+$$;
+COMMENT ON FUNCTION weighted_risk(regclass, text[], text, text) IS
+'per QID class of a weighted sample: its rows f_k, the estimated population F_k (sum of weights) and the individual risk of each of its records';
+
+CREATE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (sample_rows bigint, classes bigint, sample_uniques bigint,
+			   estimated_population double precision, expected_reidentifications double precision,
+			   reidentification_rate double precision, max_individual_risk double precision)
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(sum(w.sample_rows), 0)::bigint,
+		   count(*),
+		   count(*) FILTER (WHERE w.sample_rows = 1),
+		   coalesce(sum(w.estimated_population), 0),
+		   coalesce(sum(w.sample_rows * w.individual_risk), 0),
+		   sum(w.sample_rows * w.individual_risk) / sum(w.sample_rows),
+		   max(w.individual_risk)
+	FROM @extschema@.weighted_risk(rel, qid, weight, method) AS w
+$$;
+COMMENT ON FUNCTION weighted_risk_summary(regclass, text[], text, text) IS
+'global risk of a weighted sample: expected number of re-identifications (sum of the records'' individual risks), its rate per record, sample uniques and the largest individual risk';

@@ -117,6 +117,87 @@ ArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid)
 }
 
 /*
+ * Choose how to hash one column of type typid under collation; "where" names
+ * the column in errors ("Argument 2", "Column \"zip\"").
+ */
+static void
+QidColumnInit(QidColumn *column, Oid typid, Oid collation, MemoryContext context,
+			  const char *where, const char *funcname)
+{
+	TypeCacheEntry *typentry;
+
+	column->typid = typid;
+	typentry = lookup_type_cache(typid, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+	if (!OidIsValid(typentry->hash_extended_proc_finfo.fn_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an extended hash function for type %s",
+						format_type_be(typid)),
+				 errdetail("%s of %s must be of a type with a hash operator class.",
+						   where, funcname),
+				 errhint("Cast the column to a hashable type such as text.")));
+	fmgr_info_copy(&column->hash_extended, &typentry->hash_extended_proc_finfo,
+				   context);
+	column->collation = collation;
+	column->hashing = HASH_VIA_FMGR;
+	switch (typentry->hash_extended_proc)
+	{
+		case F_HASHINT4EXTENDED:
+			column->hashing = HASH_AS_INT4;
+			break;
+		case F_HASHTEXTEXTENDED:
+			if (OidIsValid(column->collation) &&
+				get_collation_isdeterministic(column->collation))
+				column->hashing = HASH_AS_BYTES;
+			break;
+		case F_HASHINT8EXTENDED:
+		case F_TIMESTAMP_HASH_EXTENDED:
+		case F_TIME_HASH_EXTENDED:
+		case F_PG_LSN_HASH_EXTENDED:
+			/* equality of these types is equality of one int64 */
+			if (typentry->typlen == sizeof(int64))
+				column->hashing = HASH_AS_INT8;
+			break;
+		case F_INTERVAL_HASH_EXTENDED:
+			column->hashing = HASH_INTERVAL;
+			break;
+		case F_HASH_NUMERIC_EXTENDED:
+			column->hashing = HASH_NUMERIC;
+			break;
+		case F_HASH_ARRAY_EXTENDED:
+			column->hashing = HASH_ARRAY;
+			break;
+	}
+}
+
+/*
+ * Build a hashing plan for ncolumns values of the given types and collations
+ * (InvalidOid for a non-collatable type), as a column of a table is hashed.
+ */
+QidHasher *
+QidHasherCreate(MemoryContext context, int ncolumns, const Oid *types,
+				const Oid *collations, const char *const *names,
+				const char *funcname)
+{
+	QidHasher  *hasher = MemoryContextAllocZero(context,
+											   offsetof(QidHasher, columns) +
+											   sizeof(QidColumn) * ncolumns);
+
+	hasher->firstarg = 0;
+	hasher->ncolumns = ncolumns;
+	for (int i = 0; i < ncolumns; i++)
+	{
+		char	   *where = psprintf("Column \"%s\"", names[i]);
+
+		QidColumnInit(&hasher->columns[i], types[i],
+					  type_is_collatable(types[i]) ? collations[i] : InvalidOid,
+					  context, where, funcname);
+		pfree(where);
+	}
+	return hasher;
+}
+
+/*
  * Return the hashing plan for this call site, building it on first use.
  * The QID is ncolumns arguments from firstarg on; -1 means all the rest.
  */
@@ -152,65 +233,25 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 
 	for (int i = 0; i < ncolumns; i++)
 	{
-		QidColumn  *column = &hasher->columns[i];
 		int			argno = firstarg + i;
-		TypeCacheEntry *typentry;
+		Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
+		char		where[64];
 
-		column->typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
-		if (!OidIsValid(column->typid))
+		if (!OidIsValid(typid))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s could not determine the data type of argument %d",
 							funcname, argno)));
-		if (column->typid == UNKNOWNOID)
+		if (typid == UNKNOWNOID)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDETERMINATE_DATATYPE),
 					 errmsg("could not determine data type of argument %d of %s",
 							argno, funcname),
 					 errhint("Add an explicit cast, for example '...'::text.")));
-
-		typentry = lookup_type_cache(column->typid,
-									 TYPECACHE_HASH_EXTENDED_PROC_FINFO);
-		if (!OidIsValid(typentry->hash_extended_proc_finfo.fn_oid))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("could not identify an extended hash function for type %s",
-							format_type_be(column->typid)),
-					 errdetail("Argument %d of %s must be of a type with a hash operator class.",
-							   argno, funcname),
-					 errhint("Cast the column to a hashable type such as text.")));
-		fmgr_info_copy(&column->hash_extended, &typentry->hash_extended_proc_finfo,
-					   fcinfo->flinfo->fn_mcxt);
-		column->collation = ArgumentCollation(fcinfo, argno, column->typid);
-		column->hashing = HASH_VIA_FMGR;
-		switch (typentry->hash_extended_proc)
-		{
-			case F_HASHINT4EXTENDED:
-				column->hashing = HASH_AS_INT4;
-				break;
-			case F_HASHTEXTEXTENDED:
-				if (OidIsValid(column->collation) &&
-					get_collation_isdeterministic(column->collation))
-					column->hashing = HASH_AS_BYTES;
-				break;
-			case F_HASHINT8EXTENDED:
-			case F_TIMESTAMP_HASH_EXTENDED:
-			case F_TIME_HASH_EXTENDED:
-			case F_PG_LSN_HASH_EXTENDED:
-				/* equality of these types is equality of one int64 */
-				if (typentry->typlen == sizeof(int64))
-					column->hashing = HASH_AS_INT8;
-				break;
-			case F_INTERVAL_HASH_EXTENDED:
-				column->hashing = HASH_INTERVAL;
-				break;
-			case F_HASH_NUMERIC_EXTENDED:
-				column->hashing = HASH_NUMERIC;
-				break;
-			case F_HASH_ARRAY_EXTENDED:
-				column->hashing = HASH_ARRAY;
-				break;
-		}
+		snprintf(where, sizeof(where), "Argument %d", argno);
+		QidColumnInit(&hasher->columns[i], typid,
+					  ArgumentCollation(fcinfo, argno, typid),
+					  fcinfo->flinfo->fn_mcxt, where, funcname);
 	}
 
 	/*
@@ -355,30 +396,36 @@ HashColumn(QidColumn *column, Datum value, uint64 *lo, uint64 *hi)
 										   value, UInt64GetDatum(SEED_HI)));
 }
 
-/* Compute the fingerprint of the current row's QID arguments */
+/* Compute the fingerprint of ncolumns values (NULL hashing to a constant) */
 void
-QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo, QidFingerprint *fp)
+QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
+					 QidFingerprint *fp)
 {
 	uint64		lo = SEED_LO;
 	uint64		hi = SEED_HI;
 
 	for (int i = 0; i < hasher->ncolumns; i++)
 	{
-		QidColumn  *column = &hasher->columns[i];
-		int			argno = hasher->firstarg + i;
 		uint64		column_lo;
 		uint64		column_hi;
 
-		if (PG_ARGISNULL(argno))
+		if (values[i].isnull)
 		{
 			column_lo = NULL_HASH_LO;
 			column_hi = NULL_HASH_HI;
 		}
 		else
-			HashColumn(column, PG_GETARG_DATUM(argno), &column_lo, &column_hi);
+			HashColumn(&hasher->columns[i], values[i].value, &column_lo, &column_hi);
 		lo = FoldColumn(lo, column_lo);
 		hi = FoldColumn(hi, column_hi);
 	}
 	fp->lo = lo;
 	fp->hi = hi;
+}
+
+/* Compute the fingerprint of the current row's QID arguments */
+void
+QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo, QidFingerprint *fp)
+{
+	QidFingerprintValues(hasher, &fcinfo->args[hasher->firstarg], fp);
 }

@@ -56,6 +56,11 @@ extern QidHasher *QidHasherGet(FunctionCallInfo fcinfo, int firstarg,
 							   int ncolumns, const char *funcname);
 extern void QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo,
 							  QidFingerprint *fp);
+extern QidHasher *QidHasherCreate(MemoryContext context, int ncolumns,
+								  const Oid *types, const Oid *collations,
+								  const char *const *names, const char *funcname);
+extern void QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
+								 QidFingerprint *fp);
 
 /* ---- freqstate.c ---- */
 
@@ -243,5 +248,9 @@ extern QidEncoded *QidEncodeRelation(Oid relid, char **names, int ncolumns,
 									 bool drop_incomplete, const char *funcname);
 extern void QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor,
 							void *arg, const char *funcname);
+
+/* ---- indivrisk.c ---- */
+
+extern double IndividualRisk(int64 f, double population, bool exact);
 
 #endif							/* QIDRISK_H */

@@ -1,0 +1,659 @@
+/*
+ * kmap.c
+ *	  k-map: how many rows of a reidentification (population) table share each
+ *	  quasi-identifier class of a released table.
+ *
+ * The release's classes are built in memory, keyed by the 128-bit QID
+ * fingerprint of fingerprint.c, then the population is scanned once and each
+ * of its rows that falls in a class adds 1 (or its weight) to it; the
+ * population is never grouped.  Both scans run through SPI with the caller's
+ * rights (privileges and row-level security hold on both tables) under one
+ * snapshot, and their rows reach a DestReceiver without being copied.
+ *
+ * Both sides are hashed by one plan built from the release's column types and
+ * collations; the population's columns must be of the same types (or binary
+ * coercible both ways, as text and varchar) under collations that decide
+ * equality the same way, so equal values have equal fingerprints on both
+ * sides.  NULL matches NULL, as in GROUP BY.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/tuplestore.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qidrisk_kmap_count);
+PG_FUNCTION_INFO_V1(qidrisk_kmap_row_counts);
+
+/* jsonb_build_object takes a key and a value per column, FUNC_MAX_ARGS in all */
+#define KMAP_MAX_COLUMNS (FUNC_MAX_ARGS / 2)
+
+/* How often the scans check for cancellation */
+#define KMAP_INTERRUPT_MASK 0xFFFF
+
+/* One class of the release: its size, its population count and its values */
+typedef struct KmapClass
+{
+	QidFingerprint key;
+	char		status;
+	int64		release_rows;
+	double		population;		/* matching population rows, or their weights */
+	NullableDatum *values;		/* the QID values of the class's first row */
+	Datum		jsonb;			/* the class as jsonb, once built */
+} KmapClass;
+
+#define SH_PREFIX kmaphash
+#define SH_ELEMENT_TYPE KmapClass
+#define SH_KEY_TYPE QidFingerprint
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) ((uint32) ((k).lo >> 32))
+#define SH_EQUAL(tb, a, b) ((a).lo == (b).lo && (a).hi == (b).hi)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct KmapState
+{
+	const char *funcname;
+	int			ncolumns;
+	char	  **names;			/* the release's QID column names */
+	Oid		   *types;			/* the release's column types */
+	Oid		   *collations;
+	int16	   *typlens;
+	bool	   *typbyvals;
+	bool		weighted;		/* the current scan returns a weight last */
+	QidHasher  *hasher;
+	kmaphash_hash *classes;
+	MemoryContext context;		/* the table, the values, the jsonb */
+	Size		budget;
+	double		memory;			/* bytes the classes occupy */
+	int64		scanned;		/* rows seen by the current scan */
+	FmgrInfo	build_object;	/* jsonb_build_object over the QID columns */
+	Datum	   *keys;			/* the column names as text */
+	Tuplestorestate *output;	/* kmap_row_counts writes its rows here */
+	TupleDesc	output_desc;
+	bool		keep_jsonb;		/* build each class's jsonb once and keep it */
+} KmapState;
+
+/* What a scan does with each row */
+typedef void (*KmapRowFn) (KmapState *state, TupleTableSlot *slot);
+
+typedef struct KmapReceiver
+{
+	DestReceiver pub;
+	KmapState  *state;
+	KmapRowFn	row;
+} KmapReceiver;
+
+/* Stop with an error naming the setting that bounds the classes' memory */
+static void
+KmapBudgetExceeded(KmapState *state, double bytes)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s: the release's classes exceed qidrisk.max_state_memory",
+					state->funcname),
+			 errdetail("The release has at least " INT64_FORMAT " classes, which would "
+					   "take %.0f kB; the budget is %zu kB.",
+					   (int64) state->classes->members, ceil(bytes / 1024.0),
+					   state->budget / 1024),
+			 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1).")));
+}
+
+/* Read a text[] argument into C strings; NULL elements and empty arrays are errors */
+static char **
+TextArrayToNames(ArrayType *array, const char *what, int *count)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	char	  **names;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must name at least one column", what)));
+	if (n > KMAP_MAX_COLUMNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("%s names %d columns; at most %d are supported",
+						what, n, KMAP_MAX_COLUMNS)));
+	names = palloc(sizeof(char *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", what)));
+		names[i] = TextDatumGetCString(elems[i]);
+		for (int j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" appears twice in %s", names[i], what)));
+	}
+	*count = n;
+	return names;
+}
+
+/* Check that rel is a relation one can select from; return its quoted name */
+static char *
+RelationForQuery(Oid relid, const char *what)
+{
+	char		relkind = get_rel_relkind(relid);
+	char	   *relname = get_rel_name(relid);
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s relation with OID %u does not exist", what, relid)));
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_VIEW &&
+		relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE &&
+		relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s \"%s\" is not a table, view or materialized view",
+						what, relname)));
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  relname);
+}
+
+/* Find a user column by name: its type and collation, or a 42703 error */
+static void
+LookupColumn(Oid relid, const char *name, Oid *type, Oid *collation)
+{
+	AttrNumber	attnum = get_attnum(relid, name);
+	int32		typmod;
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" does not exist in %s", name, get_rel_name(relid)),
+				 attnum < 0 ?
+				 errdetail("System columns cannot be part of a quasi-identifier.") : 0));
+	get_atttypetypmodcoll(relid, attnum, type, &typmod, collation);
+}
+
+/*
+ * Check that a population column can be matched with the release column:
+ * same base type (or binary coercible both ways) and a collation that decides
+ * equality the same way.
+ */
+static void
+CheckComparable(const char *release_name, Oid release_type, Oid release_collation,
+				const char *population_name, Oid population_type,
+				Oid population_collation)
+{
+	Oid			rbase = getBaseType(release_type);
+	Oid			pbase = getBaseType(population_type);
+
+	if (rbase != pbase &&
+		!(IsBinaryCoercible(rbase, pbase) && IsBinaryCoercible(pbase, rbase)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of the population is of type %s, but release column \"%s\" is of type %s",
+						population_name, format_type_be(population_type),
+						release_name, format_type_be(release_type)),
+				 errdetail("Values are matched under their type's equality, so both sides need one type."),
+				 errhint("Cast one side in a view, for example SELECT %s::%s AS %s ....",
+						 quote_identifier(population_name), format_type_be(release_type),
+						 quote_identifier(population_name))));
+	if (release_collation != population_collation &&
+		OidIsValid(release_collation) && OidIsValid(population_collation) &&
+		(!get_collation_isdeterministic(release_collation) ||
+		 !get_collation_isdeterministic(population_collation)))
+		ereport(ERROR,
+				(errcode(ERRCODE_COLLATION_MISMATCH),
+				 errmsg("release column \"%s\" and population column \"%s\" have collations that compare differently",
+						release_name, population_name),
+				 errdetail("Collations \"%s\" and \"%s\" differ and one is non-deterministic.",
+						   get_collation_name(release_collation),
+						   get_collation_name(population_collation)),
+				 errhint("Give both sides one collation with COLLATE in a view.")));
+}
+
+/* Append the quoted column list to a query */
+static void
+AppendColumns(StringInfo query, char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(query, ", ");
+		appendStringInfoString(query, quote_identifier(names[i]));
+	}
+}
+
+/* Receiver callbacks: nothing to set up or tear down */
+static void
+KmapStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	(void) self;
+	(void) operation;
+	(void) typeinfo;
+}
+
+static void
+KmapShutdown(DestReceiver *self)
+{
+	(void) self;
+}
+
+static void
+KmapDestroy(DestReceiver *self)
+{
+	(void) self;
+}
+
+/* Hand one row of a scan to the scan's row function */
+static bool
+KmapReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
+{
+	KmapReceiver *receiver = (KmapReceiver *) self;
+
+	if ((++receiver->state->scanned & KMAP_INTERRUPT_MASK) == 0)
+		CHECK_FOR_INTERRUPTS();
+	receiver->row(receiver->state, slot);
+	return true;
+}
+
+/* Run one query as the caller, under the outer snapshot, feeding rows to fn */
+static void
+KmapScan(KmapState *state, const char *query, KmapRowFn fn)
+{
+	KmapReceiver receiver;
+	SPIExecuteOptions options;
+	int			rc;
+
+	receiver.pub.receiveSlot = KmapReceiveSlot;
+	receiver.pub.rStartup = KmapStartup;
+	receiver.pub.rShutdown = KmapShutdown;
+	receiver.pub.rDestroy = KmapDestroy;
+	receiver.pub.mydest = DestNone;
+	receiver.state = state;
+	receiver.row = fn;
+
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	state->scanned = 0;
+	rc = SPI_execute_extended(query, &options);
+	/* a SELECT into a receiver of type DestNone reports SPI_OK_UTILITY */
+	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+		elog(ERROR, "%s: SPI_execute_extended returned %s", state->funcname,
+			 SPI_result_code_string(rc));
+}
+
+/* Read the QID columns of a slot and fingerprint them */
+static inline void
+SlotFingerprint(KmapState *state, TupleTableSlot *slot, NullableDatum *values,
+				QidFingerprint *fp)
+{
+	slot_getsomeattrs(slot, state->ncolumns + (state->weighted ? 1 : 0));
+	for (int i = 0; i < state->ncolumns; i++)
+	{
+		values[i].value = slot->tts_values[i];
+		values[i].isnull = slot->tts_isnull[i];
+	}
+	QidFingerprintValues(state->hasher, values, fp);
+}
+
+/* Copy a new class's values into the state's context, within the budget */
+static NullableDatum *
+CopyClassValues(KmapState *state, const NullableDatum *values)
+{
+	NullableDatum *copy;
+	MemoryContext old;
+	double		bytes = sizeof(NullableDatum) * state->ncolumns;
+
+	for (int i = 0; i < state->ncolumns; i++)
+		if (!values[i].isnull && !state->typbyvals[i])
+			bytes += datumGetSize(values[i].value, false, state->typlens[i]);
+	if (state->memory + bytes > (double) state->budget)
+		KmapBudgetExceeded(state, state->memory + bytes);
+	state->memory += bytes;
+
+	/* the scan's memory goes away with it; the classes live on */
+	old = MemoryContextSwitchTo(state->context);
+	copy = palloc(sizeof(NullableDatum) * state->ncolumns);
+	for (int i = 0; i < state->ncolumns; i++)
+	{
+		copy[i].isnull = values[i].isnull;
+		copy[i].value = values[i].isnull ? (Datum) 0 :
+			datumCopy(values[i].value, state->typbyvals[i], state->typlens[i]);
+	}
+	MemoryContextSwitchTo(old);
+	return copy;
+}
+
+/* Count one release row into its class, creating the class if new */
+static void
+ReleaseRow(KmapState *state, TupleTableSlot *slot)
+{
+	NullableDatum values[KMAP_MAX_COLUMNS];
+	QidFingerprint fp;
+	KmapClass  *entry;
+	bool		found;
+	uint64		size_before = state->classes->size;
+
+	SlotFingerprint(state, slot, values, &fp);
+
+	/* the table doubles at its fill threshold: check the budget first */
+	if (unlikely(state->classes->members + 1 >= state->classes->grow_threshold))
+	{
+		double		next = state->memory + (double) size_before * sizeof(KmapClass);
+
+		if (next > (double) state->budget)
+			KmapBudgetExceeded(state, next);
+	}
+	entry = kmaphash_insert(state->classes, fp, &found);
+	if (unlikely(state->classes->size != size_before))
+	{
+		state->memory += (double) (state->classes->size - size_before) * sizeof(KmapClass);
+		if (state->memory > (double) state->budget)
+			KmapBudgetExceeded(state, state->memory);
+	}
+	if (!found)
+	{
+		entry->release_rows = 0;
+		entry->population = 0;
+		entry->jsonb = (Datum) 0;
+		entry->values = NULL;
+		entry->values = CopyClassValues(state, values);
+	}
+	entry->release_rows++;
+}
+
+/* Add one population row (or its weight) to the release class it matches */
+static void
+PopulationRow(KmapState *state, TupleTableSlot *slot)
+{
+	NullableDatum values[KMAP_MAX_COLUMNS];
+	QidFingerprint fp;
+	KmapClass  *entry;
+	double		weight = 1.0;
+
+	SlotFingerprint(state, slot, values, &fp);
+	if (state->weighted)
+	{
+		int			w = state->ncolumns;
+
+		if (slot->tts_isnull[w])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: population weight must not be NULL", state->funcname),
+					 errdetail("Row " INT64_FORMAT " of the population scan has a NULL weight.",
+							   state->scanned)));
+		weight = DatumGetFloat8(slot->tts_values[w]);
+		if (!(weight >= 0.0) || isinf(weight))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: population weight must be a finite number at least 0, not %g",
+							state->funcname, weight)));
+	}
+	entry = kmaphash_lookup(state->classes, fp);
+	if (entry != NULL)
+		entry->population += weight;
+}
+
+/* Build (once) the jsonb object of a class, as jsonb_build_object would */
+static Datum
+ClassJsonb(KmapState *state, KmapClass *entry)
+{
+	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+	MemoryContext old;
+	Datum		result;
+
+	if (entry->jsonb != (Datum) 0)
+		return entry->jsonb;
+
+	InitFunctionCallInfoData(*fcinfo, &state->build_object, 2 * state->ncolumns,
+							 InvalidOid, NULL, NULL);
+	for (int i = 0; i < state->ncolumns; i++)
+	{
+		fcinfo->args[2 * i].value = state->keys[i];
+		fcinfo->args[2 * i].isnull = false;
+		fcinfo->args[2 * i + 1] = entry->values[i];
+	}
+	old = MemoryContextSwitchTo(state->context);
+	result = FunctionCallInvoke(fcinfo);
+	MemoryContextSwitchTo(old);
+	if (state->keep_jsonb)
+		entry->jsonb = result;
+	return result;
+}
+
+/* Emit one release row with its class's figures (kmap_row_counts) */
+static void
+OutputRow(KmapState *state, TupleTableSlot *slot)
+{
+	NullableDatum values[KMAP_MAX_COLUMNS];
+	QidFingerprint fp;
+	KmapClass  *entry;
+	Datum		out[4];
+	bool		nulls[4] = {false, false, false, false};
+	int			rowcol = state->ncolumns;
+
+	SlotFingerprint(state, slot, values, &fp);
+	slot_getsomeattrs(slot, rowcol + 1);
+	entry = kmaphash_lookup(state->classes, fp);
+	if (entry == NULL)
+		elog(ERROR, "%s: a release row was not seen by the first scan", state->funcname);
+	out[0] = slot->tts_values[rowcol];
+	out[1] = ClassJsonb(state, entry);
+	out[2] = Int64GetDatum(entry->release_rows);
+	out[3] = Float8GetDatum(entry->population);
+	tuplestore_putvalues(state->output, state->output_desc, out, nulls);
+}
+
+/*
+ * Check the arguments, build the release's classes and scan the population.
+ * Leaves SPI connected; the caller emits its rows and calls SPI_finish.
+ */
+static KmapState *
+KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
+{
+	KmapState  *state;
+	Oid			release;
+	Oid			population;
+	char	   *population_name;
+	char	  **population_names;
+	char	   *weight_name = NULL;
+	int			npopulation;
+	StringInfoData query;
+	List	   *args = NIL;
+	FuncExpr   *expr;
+
+	for (int i = 0; i < 3; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: %s must not be NULL", funcname,
+							i == 0 ? "release" : i == 1 ? "population" : "qid")));
+
+	state = palloc0(sizeof(KmapState));
+	state->funcname = funcname;
+	release = PG_GETARG_OID(0);
+	population = PG_GETARG_OID(1);
+	*release_name = RelationForQuery(release, "release");
+	population_name = RelationForQuery(population, "population");
+	state->names = TextArrayToNames(PG_GETARG_ARRAYTYPE_P(2), "qid", &state->ncolumns);
+	if (!PG_ARGISNULL(4))
+	{
+		population_names = TextArrayToNames(PG_GETARG_ARRAYTYPE_P(4), "population_qid",
+											&npopulation);
+		if (npopulation != state->ncolumns)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("population_qid must name one column per qid column (%d), not %d",
+							state->ncolumns, npopulation)));
+	}
+	else
+		population_names = state->names;
+	if (!PG_ARGISNULL(3))
+		weight_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+	state->types = palloc(sizeof(Oid) * state->ncolumns);
+	state->collations = palloc(sizeof(Oid) * state->ncolumns);
+	state->typlens = palloc(sizeof(int16) * state->ncolumns);
+	state->typbyvals = palloc(sizeof(bool) * state->ncolumns);
+	state->keys = palloc(sizeof(Datum) * state->ncolumns);
+	for (int i = 0; i < state->ncolumns; i++)
+	{
+		Oid			ptype;
+		Oid			pcollation;
+
+		LookupColumn(release, state->names[i], &state->types[i], &state->collations[i]);
+		LookupColumn(population, population_names[i], &ptype, &pcollation);
+		CheckComparable(state->names[i], state->types[i], state->collations[i],
+						population_names[i], ptype, pcollation);
+		get_typlenbyval(state->types[i], &state->typlens[i], &state->typbyvals[i]);
+		state->keys[i] = CStringGetTextDatum(state->names[i]);
+		args = lappend(args, makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
+		args = lappend(args, makeNullConst(state->types[i], -1, state->collations[i]));
+	}
+	if (weight_name != NULL)
+	{
+		Oid			wtype;
+		Oid			wcollation;
+
+		LookupColumn(population, weight_name, &wtype, &wcollation);
+		switch (getBaseType(wtype))
+		{
+			case INT2OID:
+			case INT4OID:
+			case INT8OID:
+			case FLOAT4OID:
+			case FLOAT8OID:
+			case NUMERICOID:
+				break;
+			default:
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("population weight column \"%s\" must be numeric, not %s",
+								weight_name, format_type_be(wtype))));
+		}
+	}
+
+	state->hasher = QidHasherCreate(CurrentMemoryContext, state->ncolumns, state->types,
+									state->collations, (const char *const *) state->names,
+									funcname);
+	expr = makeFuncExpr(F_JSONB_BUILD_OBJECT_ANY, JSONBOID, args, InvalidOid,
+						InvalidOid, COERCE_EXPLICIT_CALL);
+	fmgr_info(F_JSONB_BUILD_OBJECT_ANY, &state->build_object);
+	state->build_object.fn_expr = (Node *) expr;
+
+	state->context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk kmap classes",
+										   ALLOCSET_DEFAULT_SIZES);
+	state->budget = QidStateMemoryBudget();
+	state->classes = kmaphash_create(state->context, 256, NULL);
+	state->memory = (double) state->classes->size * sizeof(KmapClass);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "%s: SPI_connect failed", funcname);
+
+	/* the release's classes */
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	AppendColumns(&query, state->names, state->ncolumns);
+	appendStringInfo(&query, " FROM %s", *release_name);
+	KmapScan(state, query.data, ReleaseRow);
+
+	/* one pass over the population */
+	resetStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	AppendColumns(&query, population_names, state->ncolumns);
+	if (weight_name != NULL)
+		appendStringInfo(&query, ", %s::pg_catalog.float8", quote_identifier(weight_name));
+	appendStringInfo(&query, " FROM %s", population_name);
+	state->weighted = (weight_name != NULL);
+	KmapScan(state, query.data, PopulationRow);
+	state->weighted = false;	/* only the population scan returns a weight */
+	return state;
+}
+
+/*
+ * kmap_count(release, population, qid, population_weight, population_qid):
+ * one row per class of the release with its size and its population count.
+ */
+Datum
+qidrisk_kmap_count(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	KmapState  *state;
+	char	   *release_name;
+	kmaphash_iterator it;
+	KmapClass  *entry;
+	int64		emitted = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	state = KmapBuild(fcinfo, "kmap_count", &release_name);
+
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		Datum		out[3];
+		bool		nulls[3] = {false, false, false};
+
+		if ((++emitted & KMAP_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		out[0] = ClassJsonb(state, entry);
+		out[1] = Int64GetDatum(entry->release_rows);
+		out[2] = Float8GetDatum(entry->population);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		pfree(DatumGetPointer(out[0]));
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/*
+ * kmap_row_counts(...): every row of the release (as jsonb) with its class
+ * and the class's figures, matched by fingerprint rather than by jsonb.
+ */
+Datum
+qidrisk_kmap_row_counts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	KmapState  *state;
+	char	   *release_name;
+	StringInfoData query;
+
+	InitMaterializedSRF(fcinfo, 0);
+	state = KmapBuild(fcinfo, "kmap_row_counts", &release_name);
+	state->output = rsinfo->setResult;
+	state->output_desc = rsinfo->setDesc;
+	state->keep_jsonb = true;	/* every row of a class shows the same jsonb */
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	for (int i = 0; i < state->ncolumns; i++)
+		appendStringInfo(&query, "r.%s, ", quote_identifier(state->names[i]));
+	appendStringInfo(&query, "pg_catalog.to_jsonb(r) FROM %s AS r", release_name);
+	KmapScan(state, query.data, OutputRow);
+	SPI_finish();
+	return (Datum) 0;
+}
