@@ -325,8 +325,9 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
 	for (int i = 0; i < n; i++)
-		appendStringInfo(&sql, "%s, ", quote_identifier(table->names[i]));
-	appendStringInfo(&sql, "%s::text FROM %s ORDER BY %s",
+		appendStringInfo(&sql, "qar_t.%s, ", quote_identifier(table->names[i]));
+	/* order by the key column itself, not by its text output */
+	appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
 					 key ? quote_identifier(key) : "ctid",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
 					 key ? quote_identifier(key) : "ctid");
