@@ -230,7 +230,8 @@ typedef struct QidSubset
 {
 	const int  *columns;		/* candidate positions, ascending */
 	int			size;
-	const QidPartition *partition;	/* empty for an identifier */
+	const QidPartition *partition;	/* empty for an identifier; NULL when
+									 * not asked for (need_partitions) */
 	int64		singletons;		/* rows unique on the subset */
 	int64		classes;		/* distinct combinations (H) */
 	bool		identifier;		/* every row unique (and at least one row) */
@@ -241,7 +242,7 @@ typedef void (*QidSubsetVisitor) (const QidSubset *subset, void *arg);
 
 extern QidEncoded *QidEncodeRelation(Oid relid, char **names, int ncolumns,
 									 bool drop_incomplete, const char *funcname);
-extern void QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor,
-							void *arg, const char *funcname);
+extern void QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
+							QidSubsetVisitor visitor, void *arg, const char *funcname);
 
 #endif							/* QIDRISK_H */
