@@ -874,6 +874,18 @@ $$;
 COMMENT ON FUNCTION hierarchy_generalize(regclass, text, regclass, bigint, bigint, text, text) IS
 'lowest level of a child -> parent hierarchy at which a column has at most max_values values and at least min_rows rows per value';
 
+-- ==== Quasi-identifier search and generalization (issue 3) ====
+
+CREATE FUNCTION qid_search(rel regclass, columns text[] DEFAULT NULL, max_size integer DEFAULT NULL,
+						   drop_incomplete boolean DEFAULT false, summary boolean DEFAULT false)
+RETURNS TABLE (columns text[], size integer, singletons bigint, singleton_share double precision,
+			   classes bigint, is_identifier boolean, is_minimal_identifier boolean,
+			   is_best boolean, rows bigint, rows_dropped bigint)
+AS 'MODULE_PATHNAME', 'qidrisk_qid_search'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
+'singletons and classes of every subset of the candidate columns (one scan, stripped partitions), best quasi-identifier first';
+
 -- ==== QaR: dataset risk and per-record contributions (issue 7) ====
 
 CREATE FUNCTION gpd_fit(excesses float8[], method text DEFAULT 'auto',

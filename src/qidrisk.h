@@ -181,6 +181,70 @@ extern ClusterCost ClusterCostFromName(const char *name);
 extern int64 OptimalCuts(const double *values, const int64 *counts, int64 nvalues,
 						 int64 k, ClusterCost cost, int64 *starts, double *total_cost);
 
+/* ---- qidsearch.c ---- */
+
+/* Mix all 64 bits of a by-value Datum into a 32-bit hash (also quantile.c's) */
+static inline uint32
+QidDatumBitsHash(uint64 bits)
+{
+	bits ^= bits >> 33;
+	bits *= UINT64CONST(0xff51afd7ed558ccd);
+	bits ^= bits >> 33;
+	bits *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	bits ^= bits >> 33;
+	return (uint32) bits;
+}
+
+/*
+ * Candidate columns of a relation read once and dictionary-encoded: codes[c]
+ * holds one dense code (0 .. ndistinct[c] - 1) per row; values equal under the
+ * type's default hash equality and the column's collation share a code, and
+ * NULL has a code of its own.
+ */
+typedef struct QidEncoded
+{
+	int64		nrows;			/* rows encoded */
+	int64		dropped;		/* rows left out as incomplete */
+	int			ncolumns;
+	char	  **names;			/* the columns, in candidate order */
+	int32	  **codes;			/* codes[column][row] */
+	int32	   *ndistinct;		/* distinct values per column, NULL included */
+	Size		memory;			/* bytes the codes occupy */
+} QidEncoded;
+
+/*
+ * A stripped partition: only the classes of two rows or more, their row
+ * numbers listed class after class; class i ends before rows[ends[i]].
+ * A row not listed is unique on the subset.
+ */
+typedef struct QidPartition
+{
+	int64		nclasses;		/* classes of two rows or more */
+	int64		nrows;			/* rows in those classes */
+	int32	   *rows;
+	int32	   *ends;
+} QidPartition;
+
+/* A subset of the encoded columns as the lattice walk reports it */
+typedef struct QidSubset
+{
+	const int  *columns;		/* candidate positions, ascending */
+	int			size;
+	const QidPartition *partition;	/* empty for an identifier; NULL when
+									 * not asked for (need_partitions) */
+	int64		singletons;		/* rows unique on the subset */
+	int64		classes;		/* distinct combinations (H) */
+	bool		identifier;		/* every row unique (and at least one row) */
+	bool		minimal_identifier; /* and no smaller subset of it is one */
+} QidSubset;
+
+typedef void (*QidSubsetVisitor) (const QidSubset *subset, void *arg);
+
+extern QidEncoded *QidEncodeRelation(Oid relid, char **names, int ncolumns,
+									 bool drop_incomplete, const char *funcname);
+extern void QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
+							QidSubsetVisitor visitor, void *arg, const char *funcname);
+
 /* ---- gpd.c ---- */
 
 #include "access/htup.h"

@@ -58,23 +58,11 @@ typedef struct ValueEntry
 	char		status;
 } ValueEntry;
 
-/* Mix all 64 bits of a by-value Datum into a 32-bit hash */
-static inline uint32
-DatumBitsHash(uint64 bits)
-{
-	bits ^= bits >> 33;
-	bits *= UINT64CONST(0xff51afd7ed558ccd);
-	bits ^= bits >> 33;
-	bits *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	bits ^= bits >> 33;
-	return (uint32) bits;
-}
-
 static inline uint32
 ValueHash(ValueType *vt, Datum value)
 {
 	if (vt->bitwise)
-		return DatumBitsHash((uint64) value);
+		return QidDatumBitsHash((uint64) value);
 	return DatumGetUInt32(FunctionCall1Coll(&vt->hash, vt->collation, value));
 }
 
