@@ -5,6 +5,8 @@ OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqstate.o src/frequ
 OBJS += src/qidsearch.o
 OBJS += src/kmap.o
 OBJS += src/indivrisk.o
+OBJS += src/gpd.o
+OBJS += src/qar.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

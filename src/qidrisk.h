@@ -235,7 +235,8 @@ typedef struct QidSubset
 {
 	const int  *columns;		/* candidate positions, ascending */
 	int			size;
-	const QidPartition *partition;	/* empty for an identifier */
+	const QidPartition *partition;	/* empty for an identifier; NULL when
+									 * not asked for (need_partitions) */
 	int64		singletons;		/* rows unique on the subset */
 	int64		classes;		/* distinct combinations (H) */
 	bool		identifier;		/* every row unique (and at least one row) */
@@ -246,8 +247,53 @@ typedef void (*QidSubsetVisitor) (const QidSubset *subset, void *arg);
 
 extern QidEncoded *QidEncodeRelation(Oid relid, char **names, int ncolumns,
 									 bool drop_incomplete, const char *funcname);
-extern void QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor,
-							void *arg, const char *funcname);
+extern void QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
+							QidSubsetVisitor visitor, void *arg, const char *funcname);
+
+/* ---- gpd.c ---- */
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+/* How a Generalised Pareto distribution was fitted */
+typedef enum GpdMethod
+{
+	GPD_METHOD_AUTO,			/* mle, falling back to pwm, then mom */
+	GPD_METHOD_MLE,
+	GPD_METHOD_PWM,
+	GPD_METHOD_MOM
+} GpdMethod;
+
+/* A fitted GPD of threshold excesses */
+typedef struct GpdFit
+{
+	double		xi;				/* shape */
+	double		beta;			/* scale */
+	double		loglik;			/* log-likelihood at (xi, beta) */
+	GpdMethod	method;
+} GpdFit;
+
+/* A QaR dataset risk and what lies behind it */
+typedef struct QarRisk
+{
+	double		risk;			/* T(p, alpha) */
+	double		u;				/* threshold: empirical 1 - pi_u quantile */
+	int64		n_p;			/* thetas (subsets) */
+	int			n_u;			/* thetas strictly above u */
+	int64		rows;			/* L, the clamping's row count; 0 if none */
+	GpdFit		fit;
+} QarRisk;
+
+extern double GpdLogLikelihood(const double *y, int n, double xi, double beta);
+extern bool GpdFitExcesses(const double *y, int n, GpdMethod method, GpdFit *fit);
+extern const char *GpdMethodName(GpdMethod method);
+extern void QarCheckProbabilities(double alpha, double pi_u);
+extern bool QarRiskFromSorted(double *thetas, int64 n_p, double alpha, double pi_u,
+							  int64 rows, QarRisk *risk, const char **reason);
+extern void QarRiskError(const QarRisk *risk, const char *reason, double alpha, double pi_u);
+extern double *QarFloatArray(ArrayType *array, const char *name, int *count);
+extern HeapTuple QarRiskTuple(TupleDesc tupdesc, const QarRisk *risk);
+extern void QarSortDoubles(double *values, int64 n);
 
 /* ---- indivrisk.c ---- */
 

@@ -244,6 +244,8 @@ QidEncodeRelation(Oid relid, char **names, int ncolumns, bool drop_incomplete,
 	EncodeColumn *columns;
 	codehash_hash **tables;
 	Oid		   *types;
+	Datum	   *row_values;
+	bool	   *row_nulls;
 	char	   *query;
 	SPIPlanPtr	plan;
 	Portal		portal;
@@ -264,6 +266,8 @@ QidEncodeRelation(Oid relid, char **names, int ncolumns, bool drop_incomplete,
 	columns = MemoryContextAllocZero(work, sizeof(EncodeColumn) * ncolumns);
 	tables = MemoryContextAllocZero(work, sizeof(codehash_hash *) * ncolumns);
 	types = MemoryContextAllocZero(work, sizeof(Oid) * ncolumns);
+	row_values = MemoryContextAlloc(work, sizeof(Datum) * (ncolumns + 1));
+	row_nulls = MemoryContextAlloc(work, sizeof(bool) * (ncolumns + 1));
 	for (int i = 0; i < ncolumns; i++)
 	{
 		AttrNumber	attnum = get_attnum(relid, names[i]);
@@ -350,14 +354,12 @@ QidEncodeRelation(Oid relid, char **names, int ncolumns, bool drop_incomplete,
 					continue;
 				}
 			}
-			old = MemoryContextSwitchTo(batch);
-			for (int i = 0; i < ncolumns; i++)
-			{
-				Datum		value = heap_getattr(tuple, i + 1, desc, &isnull);
 
+			old = MemoryContextSwitchTo(batch);
+			heap_deform_tuple(tuple, desc, row_values, row_nulls);
+			for (int i = 0; i < ncolumns; i++)
 				enc->codes[i][enc->nrows] = EncodeValue(&columns[i], tables[i], work,
-														value, isnull);
-			}
+														row_values[i], row_nulls[i]);
 			MemoryContextSwitchTo(old);
 			enc->nrows++;
 		}
@@ -396,9 +398,14 @@ typedef struct Walk
 	int			nwords;			/* 64-bit words of a column mask */
 	int32	   *counts;			/* per code: rows of the class being split */
 	int32	   *slots;			/* per code: next free place in the output */
+	int32	   *scratch;		/* the codes of the class being split */
 	QidPartition *levels;		/* levels[d]: the partition at depth d + 1 */
 	bool	   *level_identifier;	/* levels[d] is an identifier */
-	int		   *columns;		/* the current subset, ascending */
+	bool	   *level_materialized; /* levels[d]'s rows are written */
+	int		   *order;			/* walk position -> candidate position */
+	bool		need_partitions;	/* the visitor reads every partition */
+	int		   *columns;		/* the current subset, walk positions ascending */
+	int		   *visible;		/* the same as candidate positions, ascending */
 	int			size;
 	uint64	   *mask;			/* the current subset as a mask */
 	HTAB	   *identifiers;	/* masks of identifiers seen */
@@ -412,9 +419,9 @@ typedef struct Walk
 static void
 ColumnPartition(Walk *walk, int column, QidPartition *out)
 {
-	const int32 *codes = walk->enc->codes[column];
+	const int32 *codes = walk->enc->codes[walk->order[column]];
 	int64		nrows = walk->enc->nrows;
-	int32		ndistinct = walk->enc->ndistinct[column];
+	int32		ndistinct = walk->enc->ndistinct[walk->order[column]];
 	int32	   *counts = walk->counts;
 	int32	   *slots = walk->slots;
 	int32		next = 0;
@@ -448,7 +455,8 @@ ColumnPartition(Walk *walk, int column, QidPartition *out)
 static void
 RefinePartition(Walk *walk, const QidPartition *in, int column, QidPartition *out)
 {
-	const int32 *codes = walk->enc->codes[column];
+	const int32 *codes = walk->enc->codes[walk->order[column]];
+	int32	   *scratch = walk->scratch;
 	int32	   *counts = walk->counts;
 	int32	   *slots = walk->slots;
 	int32		next = 0;
@@ -476,12 +484,19 @@ RefinePartition(Walk *walk, const QidPartition *in, int column, QidPartition *ou
 		}
 		else
 		{
-			for (int32 k = begin; k < end; k++)
-				counts[codes[in->rows[k]]]++;
+			int64		first_new = nclasses;
+
+			/* read each row's code once, then work on the copy */
 			for (int32 k = begin; k < end; k++)
 			{
-				int32		row = in->rows[k];
-				int32		v = codes[row];
+				int32		v = codes[in->rows[k]];
+
+				scratch[k - begin] = v;
+				counts[v]++;
+			}
+			for (int32 k = begin; k < end; k++)
+			{
+				int32		v = scratch[k - begin];
 				int32		c = counts[v];
 
 				if (c >= 2)
@@ -491,18 +506,79 @@ RefinePartition(Walk *walk, const QidPartition *in, int column, QidPartition *ou
 					next += c;
 					out->ends[nclasses++] = next;
 					counts[v] = -1;
-					out->rows[slots[v]++] = row;
+					out->rows[slots[v]++] = in->rows[k];
 				}
 				else if (c == -1)
-					out->rows[slots[v]++] = row;
+					out->rows[slots[v]++] = in->rows[k];
+				else
+					counts[v] = 0;	/* a singleton's code is done */
 			}
-			for (int32 k = begin; k < end; k++)
-				counts[codes[in->rows[k]]] = 0;
+			/* clear the codes of the new classes through their first rows */
+			for (int64 j = first_new; j < nclasses; j++)
+			{
+				int32		start = j == 0 ? 0 : out->ends[j - 1];
+
+				counts[codes[out->rows[start]]] = 0;
+			}
 		}
 		begin = end;
 	}
 	out->nclasses = nclasses;
 	out->nrows = next;
+}
+
+/* Count the classes a refinement would keep, without writing it (a leaf's) */
+static void
+CountRefinement(Walk *walk, const QidPartition *in, int column, QidPartition *out)
+{
+	const int32 *codes = walk->enc->codes[walk->order[column]];
+	int32	   *scratch = walk->scratch;
+	int32	   *counts = walk->counts;
+	int32		begin = 0;
+	int64		nclasses = 0;
+	int64		nrows = 0;
+
+	for (int64 i = 0; i < in->nclasses; i++)
+	{
+		int32		end = in->ends[i];
+
+		if ((i & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (end - begin == 2)
+		{
+			if (codes[in->rows[begin]] == codes[in->rows[begin + 1]])
+			{
+				nclasses++;
+				nrows += 2;
+			}
+		}
+		else
+		{
+			for (int32 k = begin; k < end; k++)
+			{
+				int32		v = codes[in->rows[k]];
+
+				scratch[k - begin] = v;
+				counts[v]++;
+			}
+			/* read each code's count once, clearing it */
+			for (int32 k = begin; k < end; k++)
+			{
+				int32		v = scratch[k - begin];
+				int32		c = counts[v];
+
+				if (c >= 2)
+				{
+					nclasses++;
+					nrows += c;
+				}
+				counts[v] = 0;
+			}
+		}
+		begin = end;
+	}
+	out->nclasses = nclasses;
+	out->nrows = nrows;
 }
 
 /* Whether the subset's mask without one column is a known identifier */
@@ -546,9 +622,22 @@ VisitNode(Walk *walk, int depth)
 	int			smallest = walk->columns[0];
 
 	CHECK_FOR_INTERRUPTS();
-	subset.columns = walk->columns;
+	/* the visitor sees candidate positions, ascending */
+	for (int i = 0; i < walk->size; i++)
+	{
+		int			v = walk->order[walk->columns[i]];
+		int			j = i;
+
+		while (j > 0 && walk->visible[j - 1] > v)
+		{
+			walk->visible[j] = walk->visible[j - 1];
+			j--;
+		}
+		walk->visible[j] = v;
+	}
+	subset.columns = walk->visible;
 	subset.size = walk->size;
-	subset.partition = part;
+	subset.partition = walk->level_materialized[depth - 1] ? part : NULL;
 	subset.identifier = identifier;
 	subset.minimal_identifier = false;
 	if (identifier)
@@ -596,6 +685,7 @@ VisitNode(Walk *walk, int depth)
 			for (int i = 1; i < walk->size && !child_identifier; i++)
 				child_identifier = IsKnownIdentifier(walk, walk->columns[i]);
 		}
+		walk->level_materialized[depth] = true;
 		if (child_identifier)
 		{
 			child->nclasses = 0;
@@ -603,7 +693,14 @@ VisitNode(Walk *walk, int depth)
 		}
 		else
 		{
-			RefinePartition(walk, part, c, child);
+			/* a leaf's partition is only counted, unless the visitor reads it */
+			if (!walk->need_partitions && (c == 0 || walk->size >= walk->max_size))
+			{
+				CountRefinement(walk, part, c, child);
+				walk->level_materialized[depth] = false;
+			}
+			else
+				RefinePartition(walk, part, c, child);
 			child_identifier = (child->nclasses == 0 && nrows > 0);
 		}
 		walk->level_identifier[depth] = child_identifier;
@@ -615,15 +712,31 @@ VisitNode(Walk *walk, int depth)
 	walk->columns[0] = smallest;
 }
 
+/* Order columns by distinct values, fewest first (ties: candidate order) */
+static int
+CompareByDistinct(const void *a, const void *b, void *arg)
+{
+	const int32 *ndistinct = (const int32 *) arg;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	if (ndistinct[x] != ndistinct[y])
+		return ndistinct[x] < ndistinct[y] ? -1 : 1;
+	return x < y ? -1 : (x > y);
+}
+
 /*
- * Visit every subset of the encoded columns of at most max_size columns with
- * its stripped partition, each after all of its own subsets (in increasing
- * order of the subsets' bit masks: {0}, {1}, {0,1}, {2}, {0,2}, ...).  The
- * partition passed to the visitor is valid only during the call.
+ * Visit every subset of the encoded columns of at most max_size columns, each
+ * after all of its own subsets.  The walk numbers the columns by ascending
+ * distinct count, so that a subset is refined from its parent without its
+ * coarsest column (the parent with the fewest rows left in classes), and
+ * visits subsets in increasing order of their bit masks in that numbering.
+ * With need_partitions the visitor gets every subset's stripped partition,
+ * valid only during the call; otherwise partition may be NULL.
  */
 void
-QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor, void *arg,
-				const char *funcname)
+QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
+				QidSubsetVisitor visitor, void *arg, const char *funcname)
 {
 	MemoryContext work;
 	MemoryContext old;
@@ -639,9 +752,9 @@ QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor, void *a
 	for (int i = 0; i < enc->ncolumns; i++)
 		max_distinct = Max(max_distinct, enc->ndistinct[i]);
 
-	/* one partition per depth, and two arrays indexed by code */
+	/* one partition per depth, a row buffer, and two arrays indexed by code */
 	bytes = (double) enc->memory +
-		(double) depth * (enc->nrows + enc->nrows / 2 + 1) * sizeof(int32) +
+		(double) (depth * (enc->nrows + enc->nrows / 2 + 1) + enc->nrows) * sizeof(int32) +
 		2.0 * max_distinct * sizeof(int32);
 	CheckSearchMemory(bytes, funcname, "The encoded columns and the partitions of the walk");
 
@@ -654,8 +767,15 @@ QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor, void *a
 	walk.nwords = (enc->ncolumns + 63) / 64;
 	walk.counts = MemoryContextAllocHuge(work, sizeof(int32) * max_distinct);
 	walk.slots = MemoryContextAllocHuge(work, sizeof(int32) * max_distinct);
+	walk.scratch = MemoryContextAllocHuge(work, sizeof(int32) * Max(enc->nrows, 1));
 	walk.levels = palloc0(sizeof(QidPartition) * depth);
 	walk.level_identifier = palloc0(sizeof(bool) * depth);
+	walk.level_materialized = palloc0(sizeof(bool) * depth);
+	walk.need_partitions = need_partitions;
+	walk.order = palloc(sizeof(int) * enc->ncolumns);
+	for (int i = 0; i < enc->ncolumns; i++)
+		walk.order[i] = i;
+	qsort_arg(walk.order, enc->ncolumns, sizeof(int), CompareByDistinct, enc->ndistinct);
 	for (int d = 0; d < depth; d++)
 	{
 		walk.levels[d].rows = MemoryContextAllocHuge(work, sizeof(int32) * Max(enc->nrows, 1));
@@ -663,6 +783,7 @@ QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor, void *a
 	}
 	memset(walk.counts, 0, sizeof(int32) * max_distinct);
 	walk.columns = palloc0(sizeof(int) * (depth + 1));
+	walk.visible = palloc0(sizeof(int) * (depth + 1));
 	walk.mask = palloc0(sizeof(uint64) * walk.nwords);
 	walk.visitor = visitor;
 	walk.arg = arg;
@@ -680,6 +801,7 @@ QidVisitSubsets(QidEncoded *enc, int max_size, QidSubsetVisitor visitor, void *a
 		walk.size = 1;
 		walk.mask[c / 64] |= UINT64CONST(1) << (c % 64);
 		ColumnPartition(&walk, c, &walk.levels[0]);
+		walk.level_materialized[0] = true;
 		walk.level_identifier[0] = (walk.levels[0].nclasses == 0 && enc->nrows > 0);
 		VisitNode(&walk, 1);
 		walk.mask[c / 64] &= ~(UINT64CONST(1) << (c % 64));
@@ -941,7 +1063,7 @@ qidrisk_qid_search(PG_FUNCTION_ARGS)
 	state.best = -1;
 	state.base_memory = enc->memory;
 	state.funcname = funcname;
-	QidVisitSubsets(enc, max_size, CollectSubset, &state, funcname);
+	QidVisitSubsets(enc, max_size, false, CollectSubset, &state, funcname);
 
 	qsort_arg(state.results, state.nresults, sizeof(SearchResult), CompareResultsArg, state.pool);
 

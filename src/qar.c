@@ -1,0 +1,1213 @@
+/*
+ * qar.c
+ *	  QaR (Béra et al. 2023): the thetas of every p-column subset of a table,
+ *	  the dataset risk T(p, alpha), and per-record contributions: U+ scores,
+ *	  exact contributions, record entropies and greedy removal.
+ *
+ * The table is read once through SPI as the caller (privileges and row-level
+ * security apply): every candidate column arrives as its dense rank
+ * (dense_rank() over the column's default ordering, NULL one more value,
+ * ranked last), so equal values share a code and codes keep the column's
+ * order, which the record entropy needs.  The p-subsets are enumerated in
+ * lexicographic order; the partition of a subset refines the partition of its
+ * (p-1)-prefix, which is kept, so each subset costs one pass over the rows.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qar_thetas);
+PG_FUNCTION_INFO_V1(qar_risk);
+PG_FUNCTION_INFO_V1(qar_record_scores);
+PG_FUNCTION_INFO_V1(qar_record_contributions);
+PG_FUNCTION_INFO_V1(qar_record_entropy);
+PG_FUNCTION_INFO_V1(qar_greedy_removal);
+
+/* Rows fetched from the cursor at a time */
+#define QAR_FETCH_ROWS 10000
+/* Most subsets a call may enumerate */
+#define QAR_MAX_SUBSETS 10000000.0
+
+/* A table's candidate columns as dense ranks, and its rows' keys */
+typedef struct QarTable
+{
+	int			nrows;			/* L */
+	int			ncolumns;		/* N */
+	char	  **names;			/* candidate column names */
+	int32	  **codes;			/* codes[column][row], 0-based dense ranks */
+	int32	   *ndistinct;		/* distinct values per column */
+	char	  **keys;			/* key text per row, NULL for a NULL key */
+	int			p;				/* subset size */
+	int64		nsubsets;		/* N_p = C(N, p) */
+} QarTable;
+
+/* The partition of one subset, as the enumeration hands it over */
+typedef struct QarSubset
+{
+	int64		index;			/* position in lexicographic order */
+	const int  *columns;		/* p candidate positions, ascending */
+	const int32 *cls;			/* class id per row, 0 .. nclasses - 1 */
+	int			nclasses;		/* H */
+	const int32 *sizes;			/* rows per class */
+	int			singletons;		/* rows unique on the subset */
+} QarSubset;
+
+typedef void (*QarVisitor) (const QarTable *table, const QarSubset *subset, void *arg);
+
+/* Raise the memory error that names qidrisk.max_state_memory */
+static void
+QarCheckMemory(double bytes, const char *funcname)
+{
+	if (bytes > (double) QidStateMemoryBudget())
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s needs %.0f kB, more than qidrisk.max_state_memory allows",
+						funcname, bytes / 1024.0),
+				 errhint("Raise qidrisk.max_state_memory (or work_mem), use fewer columns or a smaller p.")));
+}
+
+/* C(n, k) as a double */
+static double
+QarBinomial(int n, int k)
+{
+	double		c = 1.0;
+
+	for (int i = 1; i <= k; i++)
+		c = c * (n - k + i) / i;
+	return round(c);
+}
+
+/* Check an argument is not NULL */
+static void
+QarNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", name)));
+}
+
+/* Look up a user column of relid, or raise undefined_column */
+static AttrNumber
+QarCheckColumn(Oid relid, const char *name)
+{
+	AttrNumber	attnum = get_attnum(relid, name);
+
+	if (attnum == InvalidAttrNumber || attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" does not exist in %s", name,
+						get_rel_name(relid))));
+	return attnum;
+}
+
+/* A distinct value of a column and its provisional code */
+typedef struct QarValueEntry
+{
+	Datum		value;
+	int32		code;
+	uint32		hash;
+	char		status;
+} QarValueEntry;
+
+/* How one candidate column's values are hashed, compared and numbered */
+typedef struct QarColumn
+{
+	ValueType  *vt;
+	bool		bitwise;		/* equal values have equal Datums */
+	bool		is_float;		/* normalize -0 and NaN first */
+	Oid			type;
+	struct qarvalue_hash *table;
+	ValueCount *values;			/* distinct values; count holds the code */
+	int32		nvalues;
+	int32		capacity;
+	bool		has_null;
+} QarColumn;
+
+/* Hash a column value: bits for by-value types, else the type's hash function */
+static inline uint32
+QarValueHash(QarColumn *col, Datum value)
+{
+	if (col->bitwise)
+	{
+		uint64		bits = (uint64) value;
+
+		bits ^= bits >> 33;
+		bits *= UINT64CONST(0xff51afd7ed558ccd);
+		bits ^= bits >> 33;
+		return (uint32) bits;
+	}
+	return DatumGetUInt32(FunctionCall1Coll(&col->vt->hash, col->vt->collation, value));
+}
+
+/* Equality of two column values under the type's equality */
+static inline bool
+QarValueEqual(QarColumn *col, Datum a, Datum b)
+{
+	if (col->bitwise)
+		return a == b;
+	return DatumGetBool(FunctionCall2Coll(&col->vt->equal, col->vt->collation, a, b));
+}
+
+#define SH_PREFIX qarvalue
+#define SH_ELEMENT_TYPE QarValueEntry
+#define SH_KEY_TYPE Datum
+#define SH_KEY value
+#define SH_HASH_KEY(tb, key) QarValueHash((QarColumn *) (tb)->private_data, key)
+#define SH_EQUAL(tb, a, b) QarValueEqual((QarColumn *) (tb)->private_data, a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* Give -0 and every NaN of a float one representation, so bits decide equality */
+static Datum
+QarNormalizeFloat(QarColumn *col, Datum value)
+{
+	if (col->type == FLOAT8OID)
+	{
+		double		v = DatumGetFloat8(value);
+
+		if (isnan(v))
+			return Float8GetDatum(get_float8_nan());
+		if (v == 0.0)
+			return Float8GetDatum(0.0);
+	}
+	else
+	{
+		float		v = DatumGetFloat4(value);
+
+		if (isnan(v))
+			return Float4GetDatum(get_float4_nan());
+		if (v == 0.0f)
+			return Float4GetDatum(0.0f);
+	}
+	return value;
+}
+
+/* Provisional code of a value in first-seen order; a new value is copied */
+static int32
+QarValueCode(QarColumn *col, Datum value)
+{
+	QarValueEntry *entry;
+	bool		found;
+
+	if (col->is_float)
+		value = QarNormalizeFloat(col, value);
+	entry = qarvalue_insert(col->table, value, &found);
+	if (!found)
+	{
+		if (col->nvalues == col->capacity)
+		{
+			col->capacity *= 2;
+			col->values = repalloc_huge(col->values, sizeof(ValueCount) * col->capacity);
+		}
+		entry->value = datumCopy(value, col->vt->typbyval, col->vt->typlen);
+		entry->code = col->nvalues;
+		col->values[col->nvalues].value = entry->value;
+		col->values[col->nvalues].count = col->nvalues;
+		col->nvalues++;
+	}
+	return entry->code;
+}
+
+/*
+ * Read the arguments (rel, columns, p[, key]) and the table: one SPI query,
+ * read through a cursor, as the caller.  key_arg < 0 means no key argument;
+ * a NULL key orders and names rows by ctid.  Each column's values are
+ * numbered through a hash table, then renumbered by the type's default
+ * ordering (NULL last), so codes are dense ranks.
+ */
+static QarTable *
+QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
+{
+	Oid			relid;
+	ArrayType  *array;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			p;
+	char	   *key = NULL;
+	QarTable   *table = palloc0(sizeof(QarTable));
+	QarColumn  *cols;
+	StringInfoData sql;
+	char	   *relname;
+	MemoryContext caller = CurrentMemoryContext;
+	Portal		portal;
+	int			capacity = 0;
+	double		nsubsets;
+
+	QarNotNull(fcinfo, 0, "rel");
+	QarNotNull(fcinfo, 1, "columns");
+	QarNotNull(fcinfo, 2, "p");
+	relid = PG_GETARG_OID(0);
+	array = PG_GETARG_ARRAYTYPE_P(1);
+	p = PG_GETARG_INT32(2);
+	if (key_arg >= 0 && !PG_ARGISNULL(key_arg))
+		key = text_to_cstring(PG_GETARG_TEXT_PP(key_arg));
+
+	relname = get_rel_name(relid);
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("columns must be a one-dimensional array")));
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs at least one column", funcname)));
+	table->ncolumns = n;
+	table->names = palloc(sizeof(char *) * n);
+	cols = palloc0(sizeof(QarColumn) * n);
+	for (int i = 0; i < n; i++)
+	{
+		AttrNumber	attnum;
+		Oid			type,
+					collation;
+		int32		typmod;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("columns must not contain NULL")));
+		table->names[i] = TextDatumGetCString(elems[i]);
+		attnum = QarCheckColumn(relid, table->names[i]);
+		for (int k = 0; k < i; k++)
+			if (strcmp(table->names[k], table->names[i]) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" appears twice in columns", table->names[i])));
+		get_atttypetypmodcoll(relid, attnum, &type, &typmod, &collation);
+		cols[i].type = getBaseType(type);
+		cols[i].vt = ValueTypeGet(caller, cols[i].type, collation, funcname);
+		cols[i].is_float = cols[i].type == FLOAT8OID || cols[i].type == FLOAT4OID;
+		cols[i].bitwise = cols[i].vt->bitwise;
+		cols[i].table = qarvalue_create(caller, 1024, &cols[i]);
+		cols[i].capacity = 1024;
+		cols[i].values = MemoryContextAllocHuge(caller, sizeof(ValueCount) * cols[i].capacity);
+	}
+	if (key != NULL)
+		QarCheckColumn(relid, key);
+	if (p < 1 || p > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("p must lie between 1 and the number of columns (%d), not %d", n, p)));
+	nsubsets = QarBinomial(n, p);
+	if (nsubsets > QAR_MAX_SUBSETS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would enumerate %.0f subsets, more than %.0f", funcname,
+						nsubsets, QAR_MAX_SUBSETS),
+				 errhint("Use fewer columns or a p further from half their number.")));
+	table->p = p;
+	table->nsubsets = (int64) nsubsets;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&sql, "qar_t.%s, ", quote_identifier(table->names[i]));
+	/* order by the key column itself, not by its text output */
+	appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
+					 key ? quote_identifier(key) : "ctid",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
+					 key ? quote_identifier(key) : "ctid");
+
+	table->codes = palloc(sizeof(int32 *) * n);
+	table->ndistinct = palloc0(sizeof(int32) * n);
+	table->keys = NULL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	portal = SPI_cursor_open_with_args(NULL, sql.data, 0, NULL, NULL, NULL, true, 0);
+	for (;;)
+	{
+		SPITupleTable *tt;
+		uint64		got;
+		MemoryContext spi;
+
+		SPI_cursor_fetch(portal, true, QAR_FETCH_ROWS);
+		tt = SPI_tuptable;
+		got = SPI_processed;
+		if (got == 0)
+			break;
+		if ((uint64) table->nrows + got >= (uint64) (PG_INT32_MAX / 2))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s reads at most %d rows", funcname, PG_INT32_MAX / 2)));
+		if (table->nrows + (int) got > capacity)
+		{
+			int			newcap = Max(capacity * 2, table->nrows + (int) got);
+
+			QarCheckMemory((double) newcap * (sizeof(int32) * n + sizeof(char *) + 16),
+						   funcname);
+			for (int c = 0; c < n; c++)
+				table->codes[c] = capacity == 0 ?
+					MemoryContextAllocHuge(caller, sizeof(int32) * newcap) :
+					repalloc_huge(table->codes[c], sizeof(int32) * newcap);
+			table->keys = capacity == 0 ?
+				MemoryContextAllocHuge(caller, sizeof(char *) * newcap) :
+				repalloc_huge(table->keys, sizeof(char *) * newcap);
+			capacity = newcap;
+		}
+		spi = MemoryContextSwitchTo(caller);
+		for (uint64 r = 0; r < got; r++)
+		{
+			HeapTuple	tuple = tt->vals[r];
+			bool		isnull;
+			Datum		d;
+			int			row = table->nrows + (int) r;
+
+			for (int c = 0; c < n; c++)
+			{
+				d = SPI_getbinval(tuple, tt->tupdesc, c + 1, &isnull);
+				if (isnull)
+				{
+					cols[c].has_null = true;
+					table->codes[c][row] = -1;
+				}
+				else
+					table->codes[c][row] = QarValueCode(&cols[c], d);
+			}
+			d = SPI_getbinval(tuple, tt->tupdesc, n + 1, &isnull);
+			table->keys[row] = isnull ? NULL : TextDatumGetCString(d);
+		}
+		MemoryContextSwitchTo(spi);
+		table->nrows += (int) got;
+		SPI_freetuptable(tt);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+
+	if (table->nrows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs a table with at least one row; %s has none", funcname, relname)));
+
+	/* renumber each column's codes by the type's ordering, NULL ranked last */
+	for (int c = 0; c < n; c++)
+	{
+		int32	   *rank = palloc(sizeof(int32) * Max(cols[c].nvalues, 1));
+		int32		null_rank = cols[c].nvalues;
+		int32	   *codes = table->codes[c];
+
+		ValueCountSort(cols[c].vt, cols[c].values, cols[c].nvalues);
+		for (int32 k = 0; k < cols[c].nvalues; k++)
+			rank[cols[c].values[k].count] = k;
+		for (int i = 0; i < table->nrows; i++)
+			codes[i] = codes[i] < 0 ? null_rank : rank[codes[i]];
+		table->ndistinct[c] = cols[c].nvalues + (cols[c].has_null ? 1 : 0);
+		pfree(rank);
+		qarvalue_destroy(cols[c].table);
+		pfree(cols[c].values);
+	}
+	return table;
+}
+
+/* Scratch space for refining one partition by one more column */
+typedef struct QarRefiner
+{
+	int32	   *map;			/* direct map from combined key to new class */
+	int64		map_size;
+	uint64	   *hkeys;			/* open-addressing table when keys are sparse */
+	int32	   *hvals;
+	int64		hmask;
+} QarRefiner;
+
+/* Refine classes (nclasses of them) by a column: returns the new class count */
+static int
+QarRefine(QarRefiner *rf, int nrows, const int32 *cls, int nclasses,
+		  const int32 *codes, int ndistinct, int32 *out)
+{
+	uint64		range = (uint64) nclasses * (uint64) ndistinct;
+	int			next = 0;
+
+	if (range <= (uint64) rf->map_size)
+	{
+		/* dense keys: a direct map, reset afterwards through the rows */
+		for (int i = 0; i < nrows; i++)
+		{
+			uint64		k = (uint64) cls[i] * ndistinct + codes[i];
+
+			if (rf->map[k] < 0)
+				rf->map[k] = next++;
+			out[i] = rf->map[k];
+		}
+		for (int i = 0; i < nrows; i++)
+			rf->map[(uint64) cls[i] * ndistinct + codes[i]] = -1;
+		return next;
+	}
+
+	/* sparse keys: linear probing on a table twice the rows' size */
+	for (int i = 0; i < nrows; i++)
+	{
+		uint64		k = (uint64) cls[i] * ndistinct + codes[i];
+		uint64		h = (k * UINT64CONST(0x9E3779B97F4A7C15)) >> 17;
+
+		for (;;)
+		{
+			h &= rf->hmask;
+			if (rf->hvals[h] < 0)
+			{
+				rf->hkeys[h] = k;
+				rf->hvals[h] = next++;
+				out[i] = rf->hvals[h];
+				break;
+			}
+			if (rf->hkeys[h] == k)
+			{
+				out[i] = rf->hvals[h];
+				break;
+			}
+			h++;
+		}
+	}
+	memset(rf->hvals, -1, sizeof(int32) * (rf->hmask + 1));
+	return next;
+}
+
+/*
+ * Enumerate the p-subsets of the table's columns in lexicographic order and
+ * hand each one's partition to visitor.
+ */
+static void
+QarVisitSubsets(const QarTable *t, QarVisitor visitor, void *arg, const char *funcname)
+{
+	int			p = t->p;
+	int			L = t->nrows;
+	int		   *idx = palloc(sizeof(int) * p);
+	int32	  **level = palloc0(sizeof(int32 *) * p);
+	int		   *nlevel = palloc0(sizeof(int) * p);
+	int32	   *sizes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * L);
+	QarRefiner	rf;
+	int64		hsize = 1;
+	int			from = 0;
+	int64		index = 0;
+
+	while (hsize < 2 * (int64) L)
+		hsize <<= 1;
+	rf.map_size = Max(4 * (int64) L, 1 << 16);
+	QarCheckMemory((double) rf.map_size * 4 + hsize * 12.0 + (double) L * 4 * (p + 1), funcname);
+	rf.map = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * rf.map_size);
+	memset(rf.map, -1, sizeof(int32) * rf.map_size);
+	rf.hmask = hsize - 1;
+	rf.hkeys = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * hsize);
+	rf.hvals = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * hsize);
+	memset(rf.hvals, -1, sizeof(int32) * hsize);
+	for (int d = 1; d < p; d++)
+		level[d] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * L);
+
+	for (int d = 0; d < p; d++)
+		idx[d] = d;
+	for (;;)
+	{
+		QarSubset	s;
+
+		CHECK_FOR_INTERRUPTS();
+		/* recompute the partitions of prefixes from depth "from" on */
+		for (int d = from; d < p; d++)
+		{
+			if (d == 0)
+			{
+				level[0] = t->codes[idx[0]];
+				nlevel[0] = t->ndistinct[idx[0]];
+			}
+			else
+				nlevel[d] = QarRefine(&rf, L, level[d - 1], nlevel[d - 1],
+									  t->codes[idx[d]], t->ndistinct[idx[d]], level[d]);
+		}
+
+		memset(sizes, 0, sizeof(int32) * nlevel[p - 1]);
+		for (int i = 0; i < L; i++)
+			sizes[level[p - 1][i]]++;
+		s.index = index++;
+		s.columns = idx;
+		s.cls = level[p - 1];
+		s.nclasses = nlevel[p - 1];
+		s.sizes = sizes;
+		s.singletons = 0;
+		for (int c = 0; c < s.nclasses; c++)
+			s.singletons += sizes[c] == 1;
+		visitor(t, &s, arg);
+
+		/* next combination: the rightmost position that can still move */
+		from = p - 1;
+		while (from >= 0 && idx[from] == t->ncolumns - p + from)
+			from--;
+		if (from < 0)
+			break;
+		idx[from]++;
+		for (int d = from + 1; d < p; d++)
+			idx[d] = idx[d - 1] + 1;
+	}
+
+	pfree(rf.map);
+	pfree(rf.hkeys);
+	pfree(rf.hvals);
+	pfree(sizes);
+}
+
+/* ---- thetas and the dataset risk ---- */
+
+/* Thetas and class counts of every subset, by lexicographic index */
+typedef struct QarThetas
+{
+	double	   *theta;
+	int32	   *classes;
+	int32	   *singletons;
+} QarThetas;
+
+/* Record one subset's theta */
+static void
+QarCollectTheta(const QarTable *t, const QarSubset *s, void *arg)
+{
+	QarThetas  *th = arg;
+
+	th->theta[s->index] = (double) s->nclasses / t->nrows;
+	th->classes[s->index] = s->nclasses;
+	th->singletons[s->index] = s->singletons;
+}
+
+/* Thetas of every subset of a loaded table */
+static QarThetas *
+QarComputeThetas(const QarTable *t, const char *funcname)
+{
+	QarThetas  *th = palloc(sizeof(QarThetas));
+
+	th->theta = palloc(sizeof(double) * t->nsubsets);
+	th->classes = palloc(sizeof(int32) * t->nsubsets);
+	th->singletons = palloc(sizeof(int32) * t->nsubsets);
+	QarVisitSubsets(t, QarCollectTheta, th, funcname);
+	return th;
+}
+
+/* Read alpha and pi_u arguments, checked */
+static void
+QarProbabilityArgs(FunctionCallInfo fcinfo, int argno, double *alpha, double *pi_u)
+{
+	QarNotNull(fcinfo, argno, "alpha");
+	QarNotNull(fcinfo, argno + 1, "pi_u");
+	*alpha = PG_GETARG_FLOAT8(argno);
+	*pi_u = PG_GETARG_FLOAT8(argno + 1);
+	QarCheckProbabilities(*alpha, *pi_u);
+}
+
+/* Risk of thetas H/rows (copied and sorted), false when undefined */
+static bool
+QarRiskOf(const double *theta, int64 n, int64 rows, double alpha, double pi_u,
+		  double *scratch, QarRisk *risk, const char **reason)
+{
+	memcpy(scratch, theta, sizeof(double) * n);
+	QarSortDoubles(scratch, n);
+	return QarRiskFromSorted(scratch, n, alpha, pi_u, rows, risk, reason);
+}
+
+/* The column names of subset s as a text[] */
+static Datum
+QarSubsetNames(const QarTable *t, const int *columns)
+{
+	Datum	   *names = palloc(sizeof(Datum) * t->p);
+
+	for (int k = 0; k < t->p; k++)
+		names[k] = CStringGetTextDatum(t->names[columns[k]]);
+	return PointerGetDatum(construct_array(names, t->p, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* Emit one qar_thetas row per subset */
+typedef struct QarThetaRows
+{
+	ReturnSetInfo *rsinfo;
+} QarThetaRows;
+
+/* Write one subset's row */
+static void
+QarEmitTheta(const QarTable *t, const QarSubset *s, void *arg)
+{
+	ReturnSetInfo *rsinfo = ((QarThetaRows *) arg)->rsinfo;
+	Datum		values[4];
+	bool		nulls[4] = {false};
+
+	values[0] = QarSubsetNames(t, s->columns);
+	values[1] = Float8GetDatum((double) s->nclasses / t->nrows);
+	values[2] = Int64GetDatum(s->nclasses);
+	values[3] = Int64GetDatum(s->singletons);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* qar_thetas(rel, columns, p) -> (columns, theta, classes, singletons) */
+Datum
+qar_thetas(PG_FUNCTION_ARGS)
+{
+	QarTable   *t = QarLoad(fcinfo, -1, "qar_thetas");
+	QarThetaRows rows;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rows.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	QarVisitSubsets(t, QarEmitTheta, &rows, "qar_thetas");
+	return (Datum) 0;
+}
+
+/* qar_risk(rel, columns, p, alpha, pi_u) -> the risk and what lies behind it */
+Datum
+qar_risk(PG_FUNCTION_ARGS)
+{
+	double		alpha,
+				pi_u;
+	QarTable   *t;
+	QarThetas  *th;
+	QarRisk		risk;
+	const char *reason;
+	TupleDesc	tupdesc;
+	double	   *scratch;
+
+	QarProbabilityArgs(fcinfo, 3, &alpha, &pi_u);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "qar_risk must return a composite type");
+	t = QarLoad(fcinfo, -1, "qar_risk");
+	th = QarComputeThetas(t, "qar_risk");
+	scratch = palloc(sizeof(double) * t->nsubsets);
+	if (!QarRiskOf(th->theta, t->nsubsets, t->nrows, alpha, pi_u, scratch, &risk, &reason))
+		QarRiskError(&risk, reason, alpha, pi_u);
+	PG_RETURN_DATUM(HeapTupleGetDatum(QarRiskTuple(BlessTupleDesc(tupdesc), &risk)));
+}
+
+/* ---- U+ scores ---- */
+
+/* Per-row sums of H(j) over the subsets the row is unique on */
+typedef struct QarScores
+{
+	int64	   *weight;			/* sum of H(j): U+ = weight / L */
+	int32	   *unique;			/* subsets the row is unique on */
+} QarScores;
+
+/* Add one subset's H to the rows unique on it */
+static void
+QarAddScores(const QarTable *t, const QarSubset *s, void *arg)
+{
+	QarScores  *sc = arg;
+
+	if (s->singletons == 0)
+		return;
+	for (int i = 0; i < t->nrows; i++)
+		if (s->sizes[s->cls[i]] == 1)
+		{
+			sc->weight[i] += s->nclasses;
+			sc->unique[i]++;
+		}
+}
+
+/* Emit (key, value, ...) rows into the result tuplestore */
+static void
+QarPutRow(ReturnSetInfo *rsinfo, const char *key, Datum *values, bool *nulls)
+{
+	values[0] = key ? CStringGetTextDatum(key) : (Datum) 0;
+	nulls[0] = key == NULL;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* qar_record_scores(rel, columns, p, key) -> (key, u_plus, unique_subsets) */
+Datum
+qar_record_scores(PG_FUNCTION_ARGS)
+{
+	QarTable   *t = QarLoad(fcinfo, 3, "qar_record_scores");
+	QarScores	sc;
+	ReturnSetInfo *rsinfo;
+
+	QarCheckMemory((double) t->nrows * 12, "qar_record_scores");
+	sc.weight = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * t->nrows);
+	sc.unique = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * t->nrows);
+	memset(sc.weight, 0, sizeof(int64) * t->nrows);
+	memset(sc.unique, 0, sizeof(int32) * t->nrows);
+	QarVisitSubsets(t, QarAddScores, &sc, "qar_record_scores");
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (int i = 0; i < t->nrows; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false};
+
+		values[1] = Float8GetDatum((double) sc.weight[i] / t->nrows);
+		values[2] = Int32GetDatum(sc.unique[i]);
+		QarPutRow(rsinfo, t->keys[i], values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* ---- exact contributions ---- */
+
+/* Uniqueness bitmap U(i, j), row-major, and H(j) */
+typedef struct QarUniqueness
+{
+	uint8	   *bits;			/* row i's bits start at i * stride */
+	int64		stride;			/* bytes per row */
+	int32	   *classes;		/* H(j) */
+} QarUniqueness;
+
+/* Record which rows are unique on one subset */
+static void
+QarMarkUnique(const QarTable *t, const QarSubset *s, void *arg)
+{
+	QarUniqueness *uq = arg;
+	int64		j = s->index;
+
+	uq->classes[j] = s->nclasses;
+	if (s->singletons == 0)
+		return;
+	for (int i = 0; i < t->nrows; i++)
+		if (s->sizes[s->cls[i]] == 1)
+			uq->bits[i * uq->stride + j / 8] |= (uint8) (1 << (j % 8));
+}
+
+/* Check a table is within a function's max_rows argument */
+static void
+QarCheckMaxRows(FunctionCallInfo fcinfo, int argno, const QarTable *t, const char *funcname)
+{
+	int32		max_rows;
+
+	QarNotNull(fcinfo, argno, "max_rows");
+	max_rows = PG_GETARG_INT32(argno);
+	if (t->nrows > max_rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is limited to %d rows; the table has %d", funcname, max_rows, t->nrows),
+				 errdetail("Its cost grows with the square of the rows."),
+				 errhint("Raise max_rows if you accept the running time, or use qar_record_scores (U+).")));
+}
+
+/*
+ * qar_record_contributions(rel, columns, p, key, alpha, pi_u, max_rows)
+ *   -> (key, contribution, risk_without): T - T(table without the row)
+ */
+Datum
+qar_record_contributions(PG_FUNCTION_ARGS)
+{
+	double		alpha,
+				pi_u;
+	QarTable   *t;
+	QarUniqueness uq;
+	double	   *theta,
+			   *scratch;
+	QarRisk		full,
+				without;
+	const char *reason;
+	ReturnSetInfo *rsinfo;
+	int64		np;
+
+	QarProbabilityArgs(fcinfo, 4, &alpha, &pi_u);
+	QarNotNull(fcinfo, 6, "max_rows");
+	t = QarLoad(fcinfo, 3, "qar_record_contributions");
+	QarCheckMaxRows(fcinfo, 6, t, "qar_record_contributions");
+	np = t->nsubsets;
+	uq.stride = (np + 7) / 8;
+	QarCheckMemory((double) uq.stride * t->nrows + np * 20.0, "qar_record_contributions");
+	uq.bits = MemoryContextAllocHuge(CurrentMemoryContext, uq.stride * t->nrows);
+	memset(uq.bits, 0, uq.stride * t->nrows);
+	uq.classes = palloc(sizeof(int32) * np);
+	QarVisitSubsets(t, QarMarkUnique, &uq, "qar_record_contributions");
+
+	theta = palloc(sizeof(double) * np);
+	scratch = palloc(sizeof(double) * np);
+	for (int64 j = 0; j < np; j++)
+		theta[j] = (double) uq.classes[j] / t->nrows;
+	if (!QarRiskOf(theta, np, t->nrows, alpha, pi_u, scratch, &full, &reason))
+		QarRiskError(&full, reason, alpha, pi_u);
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (int i = 0; i < t->nrows; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false};
+		const uint8 *row = uq.bits + i * uq.stride;
+		int64		rest = t->nrows - 1;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int64 j = 0; j < np; j++)
+			scratch[j] = rest > 0 ?
+				(double) (uq.classes[j] - ((row[j / 8] >> (j % 8)) & 1)) / rest : 0.0;
+		QarSortDoubles(scratch, np);
+		if (rest > 0 && QarRiskFromSorted(scratch, np, alpha, pi_u, rest, &without, &reason))
+		{
+			values[1] = Float8GetDatum(full.risk - without.risk);
+			values[2] = Float8GetDatum(without.risk);
+		}
+		else
+			nulls[1] = nulls[2] = true;
+		QarPutRow(rsinfo, t->keys[i], values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* ---- record entropy ---- */
+
+/* Bin counts of H(i, j) per row */
+typedef struct QarEntropy
+{
+	int32	   *bins;			/* row i's counts start at i * nbins */
+	int			nbins;			/* floor(sqrt(N_p)), at least 1 */
+	int64	   *cdf;			/* scratch: F per class, in rows */
+	int64	   *below;			/* scratch: rows r with F(r) <= F(class) */
+	int32	   *first;			/* scratch: a row of each class */
+	int32	   *order;			/* scratch: classes sorted by F */
+} QarEntropy;
+
+/* Compare classes by their F, for sorting */
+static int
+QarCompareCdf(const void *a, const void *b, void *arg)
+{
+	const int64 *cdf = arg;
+	int64		x = cdf[*(const int32 *) a];
+	int64		y = cdf[*(const int32 *) b];
+
+	return (x > y) - (x < y);
+}
+
+/* Bin every row's H(i, j) for one subset */
+static void
+QarBinEntropy(const QarTable *t, const QarSubset *s, void *arg)
+{
+	QarEntropy *en = arg;
+	int			H = s->nclasses;
+	int			p = t->p;
+	int64		L = t->nrows;
+	int64		cum = 0;
+
+	for (int c = 0; c < H; c++)
+		en->first[c] = -1;
+	for (int i = 0; i < t->nrows; i++)
+		if (en->first[s->cls[i]] < 0)
+			en->first[s->cls[i]] = i;
+
+	/* F(a): rows whose every column ranks at or below class a's */
+	for (int a = 0; a < H; a++)
+	{
+		int			ra = en->first[a];
+		int64		f = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int b = 0; b < H; b++)
+		{
+			int			rb = en->first[b];
+			bool		dominated = true;
+
+			for (int k = 0; k < p && dominated; k++)
+			{
+				const int32 *codes = t->codes[s->columns[k]];
+
+				dominated = codes[rb] <= codes[ra];
+			}
+			if (dominated)
+				f += s->sizes[b];
+		}
+		en->cdf[a] = f;
+		en->order[a] = a;
+	}
+
+	/* H(i, j) L: rows r with F(r) <= F(i), ties included */
+	qsort_arg(en->order, H, sizeof(int32), QarCompareCdf, en->cdf);
+	for (int k = 0; k < H;)
+	{
+		int			end = k;
+		int64		group = 0;
+
+		while (end < H && en->cdf[en->order[end]] == en->cdf[en->order[k]])
+			group += s->sizes[en->order[end++]];
+		cum += group;
+		for (int m = k; m < end; m++)
+			en->below[en->order[m]] = cum;
+		k = end;
+	}
+
+	/* bin m (1-based) holds H in ((m - 1)/B, m/B]: m = ceil(below B / L) */
+	for (int i = 0; i < t->nrows; i++)
+	{
+		int64		below = en->below[s->cls[i]];
+		int64		m = (below * en->nbins + L - 1) / L;
+
+		en->bins[(int64) i * en->nbins + (m - 1)]++;
+	}
+}
+
+/* qar_record_entropy(rel, columns, p, key, max_rows) -> (key, entropy) */
+Datum
+qar_record_entropy(PG_FUNCTION_ARGS)
+{
+	QarTable   *t;
+	QarEntropy	en;
+	ReturnSetInfo *rsinfo;
+
+	QarNotNull(fcinfo, 4, "max_rows");
+	t = QarLoad(fcinfo, 3, "qar_record_entropy");
+	QarCheckMaxRows(fcinfo, 4, t, "qar_record_entropy");
+	en.nbins = Max(1, (int) floor(sqrt((double) t->nsubsets)));
+	while ((int64) (en.nbins + 1) * (en.nbins + 1) <= t->nsubsets)
+		en.nbins++;
+	while ((int64) en.nbins * en.nbins > t->nsubsets)
+		en.nbins--;
+	QarCheckMemory((double) t->nrows * (en.nbins * 4 + 28), "qar_record_entropy");
+	en.bins = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * t->nrows * en.nbins);
+	memset(en.bins, 0, sizeof(int32) * t->nrows * en.nbins);
+	en.cdf = palloc(sizeof(int64) * t->nrows);
+	en.below = palloc(sizeof(int64) * t->nrows);
+	en.first = palloc(sizeof(int32) * t->nrows);
+	en.order = palloc(sizeof(int32) * t->nrows);
+	QarVisitSubsets(t, QarBinEntropy, &en, "qar_record_entropy");
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (int i = 0; i < t->nrows; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false};
+		double		e = 0.0;
+
+		for (int m = 0; m < en.nbins; m++)
+		{
+			int32		c = en.bins[(int64) i * en.nbins + m];
+
+			if (c > 0)
+			{
+				double		q = (double) c / t->nsubsets;
+
+				e -= q * log(q);
+			}
+		}
+		values[1] = Float8GetDatum(e);
+		QarPutRow(rsinfo, t->keys[i], values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* ---- greedy removal ---- */
+
+/*
+ * Everything the removal keeps per subset: each row's class, the classes'
+ * sizes and sums of member rows (so the survivor of a pair is known), and
+ * the rows unique on the subset (removed rows are dropped lazily).
+ */
+typedef struct QarGreedy
+{
+	int64		nrows;
+	int32	   *cls;			/* cls[j * L + i] */
+	int64	   *class_start;	/* subset j's classes start here in size/sum */
+	int32	   *size;
+	int64	   *member_sum;
+	int32	   *classes;		/* H(j) */
+	int64	   *list_start;		/* subset j's unique rows: list[list_start[j] ..] */
+	int32	   *list_len;
+	int32	   *list;
+	int64	   *weight;			/* sum of H(j) over subsets unique on */
+	int64		steps;
+	int64		next_class;		/* filling position while visiting */
+	int64		next_list;
+} QarGreedy;
+
+/* Keep one subset's partition for the removal */
+static void
+QarKeepPartition(const QarTable *t, const QarSubset *s, void *arg)
+{
+	QarGreedy  *g = arg;
+	int64		j = s->index;
+	int64		L = t->nrows;
+	int32	   *cls = g->cls + j * L;
+	int64	   *sum;
+
+	memcpy(cls, s->cls, sizeof(int32) * L);
+	g->class_start[j] = g->next_class;
+	g->classes[j] = s->nclasses;
+	memcpy(g->size + g->next_class, s->sizes, sizeof(int32) * s->nclasses);
+	sum = g->member_sum + g->next_class;
+	memset(sum, 0, sizeof(int64) * s->nclasses);
+	g->list_start[j] = g->next_list;
+	g->list_len[j] = 0;
+	for (int64 i = 0; i < L; i++)
+	{
+		sum[cls[i]] += i;
+		if (s->sizes[cls[i]] == 1)
+		{
+			g->list[g->next_list + g->list_len[j]++] = (int32) i;
+			g->weight[i] += s->nclasses;
+		}
+	}
+	g->next_class += s->nclasses;
+	g->next_list += s->singletons + Min(g->steps, L);
+}
+
+/* Count a subset's classes and singletons for the removal's allocation */
+static void
+QarSizePartition(const QarTable *t, const QarSubset *s, void *arg)
+{
+	int64	   *totals = arg;
+
+	(void) t;
+	totals[0] += s->nclasses;
+	totals[1] += s->singletons;
+}
+
+/* Remove row r from every subset, updating H, sizes, uniqueness and weights */
+static void
+QarRemoveRow(QarGreedy *g, int64 np, int32 r, const bool *removed)
+{
+	int64		L = g->nrows;
+
+	for (int64 j = 0; j < np; j++)
+	{
+		int32		c = g->cls[j * L + r];
+		int64		at = g->class_start[j] + c;
+		int32		left = --g->size[at];
+
+		g->member_sum[at] -= r;
+		if (left == 0)
+		{
+			/* r was unique: H(j) drops, every row unique on j loses one */
+			int32	   *list = g->list + g->list_start[j];
+			int32		kept = 0;
+
+			g->classes[j]--;
+			for (int32 k = 0; k < g->list_len[j]; k++)
+			{
+				int32		i = list[k];
+
+				if (removed[i] || i == r)
+					continue;
+				g->weight[i]--;
+				list[kept++] = i;
+			}
+			g->list_len[j] = kept;
+		}
+		else if (left == 1)
+		{
+			/* the other row of the pair becomes unique */
+			int32		survivor = (int32) g->member_sum[at];
+
+			g->weight[survivor] += g->classes[j];
+			g->list[g->list_start[j] + g->list_len[j]++] = survivor;
+		}
+	}
+}
+
+/*
+ * qar_greedy_removal(rel, columns, p, key, steps, alpha, pi_u)
+ *   -> (step, key, u_plus, risk_after): step 0 is the table as it is
+ */
+Datum
+qar_greedy_removal(PG_FUNCTION_ARGS)
+{
+	double		alpha,
+				pi_u;
+	QarTable   *t;
+	QarGreedy	g;
+	int64		totals[2] = {0, 0};
+	int64		np,
+				L;
+	int32		steps;
+	bool	   *removed;
+	double	   *theta,
+			   *scratch;
+	ReturnSetInfo *rsinfo;
+	double		bytes;
+
+	QarNotNull(fcinfo, 4, "steps");
+	QarProbabilityArgs(fcinfo, 5, &alpha, &pi_u);
+	steps = PG_GETARG_INT32(4);
+	if (steps < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("steps must not be negative")));
+	t = QarLoad(fcinfo, 3, "qar_greedy_removal");
+	L = t->nrows;
+	np = t->nsubsets;
+	if (steps > L - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("steps must not exceed the rows minus one (%d), not %d",
+						(int) (L - 1), steps)));
+
+	QarVisitSubsets(t, QarSizePartition, totals, "qar_greedy_removal");
+	bytes = (double) np * L * 4 + totals[0] * 12.0 +
+		(totals[1] + (double) np * Min(steps, L)) * 4 + L * 9.0 + np * 40.0;
+	QarCheckMemory(bytes, "qar_greedy_removal");
+
+	g.nrows = L;
+	g.steps = steps;
+	g.cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * np * L);
+	g.class_start = palloc(sizeof(int64) * np);
+	g.size = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * totals[0]);
+	g.member_sum = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * totals[0]);
+	g.classes = palloc(sizeof(int32) * np);
+	g.list_start = palloc(sizeof(int64) * np);
+	g.list_len = palloc(sizeof(int32) * np);
+	g.list = MemoryContextAllocHuge(CurrentMemoryContext,
+									sizeof(int32) * Max(1, totals[1] + np * Min(steps, L)));
+	g.weight = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * L);
+	memset(g.weight, 0, sizeof(int64) * L);
+	g.next_class = 0;
+	g.next_list = 0;
+	QarVisitSubsets(t, QarKeepPartition, &g, "qar_greedy_removal");
+
+	removed = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * L);
+	memset(removed, 0, sizeof(bool) * L);
+	theta = palloc(sizeof(double) * np);
+	scratch = palloc(sizeof(double) * np);
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (int32 step = 0; step <= steps; step++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false};
+		int64		rows = L - step;
+		QarRisk		risk;
+		const char *reason;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = Int32GetDatum(step);
+		if (step == 0)
+		{
+			nulls[1] = nulls[2] = true;
+		}
+		else
+		{
+			/* the largest U+ among the rows left; ties go to the first key */
+			int32		best = -1;
+
+			for (int32 i = 0; i < L; i++)
+				if (!removed[i] && (best < 0 || g.weight[i] > g.weight[best]))
+					best = i;
+			values[1] = t->keys[best] ? CStringGetTextDatum(t->keys[best]) : (Datum) 0;
+			nulls[1] = t->keys[best] == NULL;
+			values[2] = Float8GetDatum((double) g.weight[best] / (rows + 1));
+			QarRemoveRow(&g, np, best, removed);
+			removed[best] = true;
+		}
+		for (int64 j = 0; j < np; j++)
+			theta[j] = (double) g.classes[j] / rows;
+		if (QarRiskOf(theta, np, rows, alpha, pi_u, scratch, &risk, &reason))
+			values[3] = Float8GetDatum(risk.risk);
+		else
+			nulls[3] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,125 @@
+-- QaR (seed 002, Béra et al. 2023): dataset risk and per-record contributions
+CREATE SCHEMA qar_test;
+SET search_path = qar_test, public;
+SET extra_float_digits = 0;
+
+-- the slides' toy table (8 rows): the full triple has 4 distinct rows, theta = 4/8
+CREATE TABLE toy (id integer, sex text, age_group text, nationality text);
+INSERT INTO toy VALUES
+	(1, 'Female', '55-64', 'Greek'), (2, 'Male', '25-34', 'Greek'),
+	(3, 'Female', '25-34', 'Italian'), (4, 'Male', '25-34', 'Greek'),
+	(5, 'Male', '35-44', 'Greek'), (6, 'Female', '55-64', 'Greek'),
+	(7, 'Male', '25-34', 'Greek'), (8, 'Male', '25-34', 'Greek');
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'age_group', 'nationality'], 3);
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'age_group', 'nationality'], 2);
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'age_group', 'nationality'], 1);
+-- the same distinct counts from plain SQL
+SELECT count(*) AS h, count(*) / 8.0 AS theta
+FROM (SELECT 1 FROM toy GROUP BY sex, age_group, nationality) s;
+-- U+ per row for p = 2: row 3 is unique on all three pairs (0.5 + 0.375 + 0.5)
+SELECT * FROM qar_record_scores('toy', ARRAY['sex', 'age_group', 'nationality'], 2, 'id')
+ORDER BY key::integer;
+-- without a key column rows are named by ctid
+SELECT key, u_plus FROM qar_record_scores('toy', ARRAY['sex', 'age_group', 'nationality'], 1)
+WHERE u_plus > 0 ORDER BY key;
+-- greedy removal with p = 1: row 5 (unique on age_group, theta 3/8) goes first
+SELECT step, key, round(u_plus::numeric, 6) AS u_plus, risk_after
+FROM qar_greedy_removal('toy', ARRAY['sex', 'age_group', 'nationality'], 1, 'id', 3);
+-- the table is untouched
+SELECT count(*) FROM toy;
+-- record entropy: 3 subsets give one bin (floor(sqrt(3)) = 1), so every entropy is 0
+SELECT DISTINCT entropy FROM qar_record_entropy('toy', ARRAY['sex', 'age_group', 'nationality'], 2, 'id');
+-- the toy has too few subsets for a tail: p = 3 = N gives one theta
+SELECT * FROM qar_risk('toy', ARRAY['sex', 'age_group', 'nationality'], 3);
+
+-- GPD fits of small fixed samples
+SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method, n
+FROM gpd_fit(ARRAY[0.1, 0.2, 0.35, 0.5, 0.8, 1.3, 2.1, 3.4]);
+SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method
+FROM gpd_fit(ARRAY[0.1, 0.2, 0.35, 0.5, 0.8, 1.3, 2.1, 3.4], 'pwm');
+SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method
+FROM gpd_fit(ARRAY[0.1, 0.2, 0.35, 0.5, 0.8, 1.3, 2.1, 3.4], 'mom');
+-- equal excesses: the likelihood has no maximum with xi > -1, auto falls back to pwm
+SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method
+FROM gpd_fit(ARRAY[1, 1, 1]);
+SELECT * FROM gpd_fit(ARRAY[1, 1, 1], 'mle');
+SELECT * FROM gpd_fit(ARRAY[1, 1, 1], 'mom');
+SELECT * FROM gpd_fit(ARRAY[1.5]);
+SELECT * FROM gpd_fit(ARRAY[0, 0]);
+SELECT * FROM gpd_fit(ARRAY[1, -1]);
+SELECT * FROM gpd_fit(ARRAY[1, 'NaN']::float8[]);
+SELECT * FROM gpd_fit(ARRAY[1, NULL]);
+SELECT * FROM gpd_fit(ARRAY[1, 2], 'lmoments');
+
+-- the formula and its xi -> 0 limit: logit(u) + beta ln(n_u / (n_p alpha))
+SELECT qar_tail_risk(0.9, 0, 1, 364, 18) = 1 / (1 + exp(-(ln(9) + ln(18 / 3.64)))) AS limit_ok,
+	abs(qar_tail_risk(0.9, 1e-9, 1, 364, 18) - qar_tail_risk(0.9, 0, 1, 364, 18)) < 1e-9 AS continuous;
+SELECT round(qar_tail_risk(0.9, 0.5, 1, 364, 18)::numeric, 9) AS risk,
+	round((1 / (1 + exp(-(ln(9) + (1 / 0.5) * (power(364 * 0.01 / 18, -0.5) - 1)))))::numeric, 9) AS by_hand;
+
+-- the risk from thetas: u = theta_(ceil(n_p (1 - pi_u))) (percentile_disc), N_u above it
+SELECT risk > u AS above_u, u, n_p, n_u, fit_method, rows_used
+FROM qar_risk_from_thetas(ARRAY(SELECT i / 400.0 FROM generate_series(1, 399) i));
+SELECT percentile_disc(0.95) WITHIN GROUP (ORDER BY i / 400.0) FROM generate_series(1, 399) i;
+-- thetas of 0 or 1 need rows, which clamps them to [1/(2 rows), 1 - 1/(2 rows)]
+SELECT * FROM qar_risk_from_thetas(ARRAY[0.1, 0.2, 0.3, 0.4, 1, 1]::float8[], 0.01, 0.5);
+SELECT u, n_u, rows_used FROM qar_risk_from_thetas(ARRAY[0.1, 0.2, 0.3, 0.4, 1, 1]::float8[], 0.01, 0.5, 10);
+-- all thetas equal: none exceeds u
+SELECT * FROM qar_risk_from_thetas(ARRAY[0.5, 0.5, 0.5, 0.5]::float8[]);
+-- one exceedance only
+SELECT * FROM qar_risk_from_thetas(ARRAY(SELECT i / 100.0 FROM generate_series(1, 20) i));
+-- alpha not below n_u / n_p
+SELECT * FROM qar_risk_from_thetas(ARRAY(SELECT i / 100.0 FROM generate_series(1, 40) i), 0.2, 0.1);
+SELECT * FROM qar_risk_from_thetas(ARRAY[0.1, 0.2], 0, 0.05);
+SELECT * FROM qar_risk_from_thetas(ARRAY[0.1, 0.2], 0.01, 1);
+SELECT * FROM qar_risk_from_thetas(ARRAY[0.1, 1.2]);
+SELECT * FROM qar_risk_from_thetas('{}');
+SELECT * FROM qar_risk_from_thetas(NULL);
+
+-- bad table arguments
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'age_group'], 0);
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'age_group'], 3);
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'nope'], 1);
+SELECT * FROM qar_thetas('toy', ARRAY['sex', 'sex'], 1);
+SELECT * FROM qar_thetas('toy', ARRAY['sex', NULL], 1);
+SELECT * FROM qar_thetas('toy', '{}', 1);
+SELECT * FROM qar_thetas('toy', ARRAY['sex'], NULL);
+SELECT * FROM qar_record_scores('toy', ARRAY['sex'], 1, 'nope');
+CREATE TABLE empty_t (a integer, b integer);
+SELECT * FROM qar_thetas('empty_t', ARRAY['a', 'b'], 1);
+SELECT * FROM qar_greedy_removal('toy', ARRAY['sex', 'age_group'], 1, 'id', 8);
+SELECT * FROM qar_greedy_removal('toy', ARRAY['sex', 'age_group'], 1, 'id', -1);
+SELECT * FROM qar_record_contributions('toy', ARRAY['sex', 'age_group'], 1, 'id', 0.01, 0.05, 5);
+SELECT * FROM qar_record_entropy('toy', ARRAY['sex', 'age_group'], 1, 'id', 7);
+SET qidrisk.max_state_memory = 1;
+SELECT * FROM qar_greedy_removal('toy', ARRAY['sex', 'age_group', 'nationality'], 2, 'id', 2);
+RESET qidrisk.max_state_memory;
+-- a type without an ordering
+CREATE TABLE pts (id integer, p point);
+INSERT INTO pts VALUES (1, '(1,1)');
+SELECT * FROM qar_thetas('pts', ARRAY['p'], 1);
+
+-- UCI Adult (data/adult, CC BY 4.0): 32,561 rows, 14 columns, p = 3, 364 subsets
+\i data/load_adult.sql
+ALTER TABLE adult ADD COLUMN id integer GENERATED ALWAYS AS IDENTITY;
+SELECT count(*), count(*) FILTER (WHERE theta = 1) AS identifiers, round(min(theta)::numeric, 6),
+	round(max(theta)::numeric, 6)
+FROM qar_thetas('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
+	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
+	'capital_loss', 'hours_per_week', 'native_country']);
+SELECT round(risk::numeric, 6) AS risk, round(u::numeric, 6) AS u, n_p, n_u,
+	round(xi::numeric, 4) AS xi, round(beta::numeric, 4) AS beta, fit_method, rows
+FROM qar_risk('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
+	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
+	'capital_loss', 'hours_per_week', 'native_country'], 3, 0.01, 0.05);
+SELECT key, round(u_plus::numeric, 4) AS u_plus, unique_subsets
+FROM qar_record_scores('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
+	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
+	'capital_loss', 'hours_per_week', 'native_country'], 3, 'id')
+ORDER BY u_plus DESC, key::integer LIMIT 5;
+SELECT step, key, round(u_plus::numeric, 4) AS u_plus, round(risk_after::numeric, 6) AS risk_after
+FROM qar_greedy_removal('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
+	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
+	'capital_loss', 'hours_per_week', 'native_country'], 3, 'id', 5);
+
+DROP SCHEMA qar_test CASCADE;
