@@ -119,7 +119,7 @@ QidSketchCheckCapacity(int64 capacity, const char *funcname)
 	if (bytes > (double) budget)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a %s sample of capacity " INT64_FORMAT " exceeds qidrisk.max_state_memory",
+				 errmsg("%s: a sample of capacity " INT64_FORMAT " exceeds qidrisk.max_state_memory",
 						funcname, capacity),
 				 errdetail("The sample may grow to %.0f kB; the budget is %zu kB.",
 						   ceil(bytes / 1024.0), budget / 1024),
