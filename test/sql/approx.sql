@@ -108,6 +108,21 @@ SELECT count(*) AS groups_differing FROM (
 	EXCEPT
 	(SELECT zip, singleton_count(birth_year, sex), approx_class_count(birth_year, sex)
 	 FROM approx_people GROUP BY zip)) d;
+-- qid_key is IMMUTABLE: it can be a stored generated column, and a table
+-- distributed (here: hash-partitioned) by the key holds each class in one
+-- shard, so plain GROUP BY key runs whole in every shard
+CREATE TABLE approx_keyed (LIKE approx_people, k uuid) PARTITION BY HASH (k);
+CREATE TABLE approx_keyed_0 PARTITION OF approx_keyed FOR VALUES WITH (MODULUS 3, REMAINDER 0);
+CREATE TABLE approx_keyed_1 PARTITION OF approx_keyed FOR VALUES WITH (MODULUS 3, REMAINDER 1);
+CREATE TABLE approx_keyed_2 PARTITION OF approx_keyed FOR VALUES WITH (MODULUS 3, REMAINDER 2);
+INSERT INTO approx_keyed SELECT *, qid_key(birth_year, sex, zip) FROM approx_people;
+ANALYZE approx_keyed;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM (SELECT k FROM approx_keyed GROUP BY k HAVING count(*) = 1) s;
+SELECT count(*) = (SELECT singleton_count(birth_year, sex, zip) FROM approx_people) AS keyed_equal
+FROM (SELECT k FROM approx_keyed GROUP BY k HAVING count(*) = 1) s;
+ALTER TABLE approx_people ADD COLUMN key uuid GENERATED ALWAYS AS (qid_key(birth_year, sex, zip)) STORED;
+SELECT singleton_count_key(key) = singleton_count(birth_year, sex, zip) AS generated_equal FROM approx_people;
 RESET enable_partitionwise_aggregate;
 RESET max_parallel_workers_per_gather;
 
@@ -126,5 +141,5 @@ SELECT rows_below_k_key(0, qid_key(zip)) FROM approx_people;
 SELECT approx_interval(1, 1, 2);
 SELECT approx_interval(1, 1, 0.5, 0);
 
-DROP TABLE approx_people, approx_people_parts, approx_mixed, approx_serial_answers;
+DROP TABLE approx_people, approx_people_parts, approx_keyed, approx_mixed, approx_serial_answers;
 DROP COLLATION approx_ci;
