@@ -7,6 +7,8 @@ OBJS += src/kmap.o
 OBJS += src/indivrisk.o
 OBJS += src/gpd.o
 OBJS += src/qar.o
+OBJS += src/sketch.o
+OBJS += src/qidkey.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

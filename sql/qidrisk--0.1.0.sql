@@ -1356,3 +1356,247 @@ AS 'MODULE_PATHNAME', 'qar_tail_risk'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION qar_tail_risk(float8, float8, float8, bigint, integer, float8) IS
 'QaR formula alone: expit(logit(u) + beta/xi ((n_p alpha / n_u)^(-xi) - 1)), and its xi -> 0 limit expit(logit(u) + beta ln(n_u / (n_p alpha)))';
+
+-- ==== Approximate estimators and the distributed path (issue 9) ====
+
+-- What approx_class_profile estimates about a quasi-identifier's classes
+CREATE TYPE qid_profile_estimate AS (
+	rows bigint,				-- rows aggregated (exact)
+	classes double precision,	-- estimated distinct value combinations
+	classes_se double precision,	-- its standard error
+	singletons double precision,	-- estimated rows alone in their class
+	singletons_se double precision,	-- its standard error
+	singleton_share double precision,	-- singletons / rows
+	sampling_rate double precision,	-- share of classes kept: 2^-level (1: exact)
+	sampled_classes bigint,		-- classes kept in the sample
+	class_sizes bigint[],		-- histogram: the class sizes seen in the sample, ascending
+	class_counts double precision[],	-- estimated classes of each size
+	class_counts_se double precision[]	-- their standard errors
+);
+
+CREATE FUNCTION qidrisk_sketch_transfn(internal, integer, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_default_transfn(internal, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_key_transfn(internal, integer, uuid)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_key_default_transfn(internal, uuid)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_profile_final(internal)
+RETURNS qid_profile_estimate
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_singletons_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_sketch_classes_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE approx_class_profile(capacity integer, VARIADIC qid "any") (
+	SFUNC = qidrisk_sketch_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_sketch_profile_final,
+	COMBINEFUNC = qidrisk_sketch_combine,
+	SERIALFUNC = qidrisk_sketch_serialize,
+	DESERIALFUNC = qidrisk_sketch_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE approx_singleton_count(VARIADIC "any") (
+	SFUNC = qidrisk_sketch_default_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_sketch_singletons_final,
+	COMBINEFUNC = qidrisk_sketch_combine,
+	SERIALFUNC = qidrisk_sketch_serialize,
+	DESERIALFUNC = qidrisk_sketch_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE approx_class_count(VARIADIC "any") (
+	SFUNC = qidrisk_sketch_default_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_sketch_classes_final,
+	COMBINEFUNC = qidrisk_sketch_combine,
+	SERIALFUNC = qidrisk_sketch_serialize,
+	DESERIALFUNC = qidrisk_sketch_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE approx_class_profile(integer, VARIADIC "any") IS
+'estimated classes, singletons and class-size histogram from a distinct sample of at most capacity classes, with standard errors';
+COMMENT ON AGGREGATE approx_singleton_count(VARIADIC "any") IS
+'estimated rows whose quasi-identifier value combination occurs exactly once (distinct sample of 32768 classes)';
+COMMENT ON AGGREGATE approx_class_count(VARIADIC "any") IS
+'estimated number of distinct quasi-identifier value combinations (distinct sample of 32768 classes)';
+
+CREATE FUNCTION approx_interval(estimate double precision, standard_error double precision,
+	sampling_rate double precision, confidence double precision DEFAULT 0.95,
+	OUT low double precision, OUT high double precision)
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION approx_interval(double precision, double precision, double precision, double precision) IS
+'confidence interval of an approx_class_profile estimate: normal approximation, never below the sampled classes';
+
+-- The distributed path: a per-row key and one-argument aggregates over it
+
+CREATE FUNCTION qid_key(VARIADIC "any")
+RETURNS uuid
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION qid_key(VARIADIC "any") IS
+'the 128-bit fingerprint of a row''s quasi-identifier values, as a uuid, for the *_key aggregates';
+
+CREATE FUNCTION qidrisk_freq_key_transfn(internal, uuid)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_freq_key_invtransfn(internal, uuid)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_freq_key_k_transfn(internal, integer, uuid)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_freq_key_k_invtransfn(internal, integer, uuid)
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE singleton_count_key(key uuid) (
+	SFUNC = qidrisk_freq_key_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_singleton_count_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	MSFUNC = qidrisk_freq_key_transfn,
+	MINVFUNC = qidrisk_freq_key_invtransfn,
+	MSTYPE = internal,
+	MFINALFUNC = qidrisk_singleton_count_final,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE class_count_key(key uuid) (
+	SFUNC = qidrisk_freq_key_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_class_count_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	MSFUNC = qidrisk_freq_key_transfn,
+	MINVFUNC = qidrisk_freq_key_invtransfn,
+	MSTYPE = internal,
+	MFINALFUNC = qidrisk_class_count_final,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE k_anonymity_key(key uuid) (
+	SFUNC = qidrisk_freq_key_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_k_anonymity_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	MSFUNC = qidrisk_freq_key_transfn,
+	MINVFUNC = qidrisk_freq_key_invtransfn,
+	MSTYPE = internal,
+	MFINALFUNC = qidrisk_k_anonymity_final,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE class_profile_key(key uuid) (
+	SFUNC = qidrisk_freq_key_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_class_profile_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	MSFUNC = qidrisk_freq_key_transfn,
+	MINVFUNC = qidrisk_freq_key_invtransfn,
+	MSTYPE = internal,
+	MFINALFUNC = qidrisk_class_profile_final,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE rows_below_k_key(k integer, key uuid) (
+	SFUNC = qidrisk_freq_key_k_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_rows_below_k_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	MSFUNC = qidrisk_freq_key_k_transfn,
+	MINVFUNC = qidrisk_freq_key_k_invtransfn,
+	MSTYPE = internal,
+	MFINALFUNC = qidrisk_rows_below_k_final,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE approx_class_profile_key(capacity integer, key uuid) (
+	SFUNC = qidrisk_sketch_key_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_sketch_profile_final,
+	COMBINEFUNC = qidrisk_sketch_combine,
+	SERIALFUNC = qidrisk_sketch_serialize,
+	DESERIALFUNC = qidrisk_sketch_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE approx_singleton_count_key(key uuid) (
+	SFUNC = qidrisk_sketch_key_default_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_sketch_singletons_final,
+	COMBINEFUNC = qidrisk_sketch_combine,
+	SERIALFUNC = qidrisk_sketch_serialize,
+	DESERIALFUNC = qidrisk_sketch_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE approx_class_count_key(key uuid) (
+	SFUNC = qidrisk_sketch_key_default_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_sketch_classes_final,
+	COMBINEFUNC = qidrisk_sketch_combine,
+	SERIALFUNC = qidrisk_sketch_serialize,
+	DESERIALFUNC = qidrisk_sketch_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE singleton_count_key(uuid) IS
+'singleton_count over qid_key() values: rows whose key occurs exactly once (NULL keys skipped)';
+COMMENT ON AGGREGATE class_count_key(uuid) IS
+'class_count over qid_key() values: distinct keys (NULL keys skipped)';
+COMMENT ON AGGREGATE k_anonymity_key(uuid) IS
+'k_anonymity over qid_key() values: the smallest class size (NULL keys skipped)';
+COMMENT ON AGGREGATE class_profile_key(uuid) IS
+'class_profile over qid_key() values (NULL keys skipped)';
+COMMENT ON AGGREGATE rows_below_k_key(integer, uuid) IS
+'rows_below_k over qid_key() values: rows in classes smaller than k (NULL keys skipped)';
+COMMENT ON AGGREGATE approx_class_profile_key(integer, uuid) IS
+'approx_class_profile over qid_key() values (NULL keys skipped)';
+COMMENT ON AGGREGATE approx_singleton_count_key(uuid) IS
+'approx_singleton_count over qid_key() values (NULL keys skipped)';
+COMMENT ON AGGREGATE approx_class_count_key(uuid) IS
+'approx_class_count over qid_key() values (NULL keys skipped)';

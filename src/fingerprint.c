@@ -91,7 +91,8 @@ FoldColumn(uint64 running, uint64 column_hash)
 
 /*
  * Find the collation of argument argno (1-based, argument 0 of a transition
- * function being its state) as written in the aggregate call.
+ * function being its state) as written in the aggregate call, or of argument
+ * argno (0-based) as written in a plain function call.
  */
 static Oid
 ArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid)
@@ -106,6 +107,19 @@ ArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid)
 		TargetEntry *tle = list_nth_node(TargetEntry, aggref->args, argno - 1);
 		Oid			collation = exprCollation((Node *) tle->expr);
 
+		if (OidIsValid(collation))
+			return collation;
+	}
+	else if (AggCheckCallContext(fcinfo, NULL) == 0 &&
+			 fcinfo->flinfo->fn_expr != NULL &&
+			 IsA(fcinfo->flinfo->fn_expr, FuncExpr))
+	{
+		/* a plain function call such as qid_key(): argno counts from 0 */
+		List	   *args = ((FuncExpr *) fcinfo->flinfo->fn_expr)->args;
+		Oid			collation = InvalidOid;
+
+		if (argno < list_length(args))
+			collation = exprCollation((Node *) list_nth(args, argno));
 		if (OidIsValid(collation))
 			return collation;
 	}
@@ -260,7 +274,7 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 	 * deterministic (then it only decides equality bytewise, as any would);
 	 * otherwise the columns' own collations would be lost.
 	 */
-	if (AggGetAggref(fcinfo) == NULL)
+	if (AggCheckCallContext(fcinfo, NULL) == AGG_CONTEXT_WINDOW)
 	{
 		int			collatable = 0;
 

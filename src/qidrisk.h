@@ -299,4 +299,26 @@ extern void QarSortDoubles(double *values, int64 n);
 
 extern double IndividualRisk(int64 f, double population, bool exact);
 
+/* ---- sketch.c ---- */
+
+/* Classes a distinct sample keeps: default, smallest and largest capacity */
+#define QIDRISK_SKETCH_DEFAULT_CAPACITY 32768
+#define QIDRISK_SKETCH_MIN_CAPACITY 64
+#define QIDRISK_SKETCH_MAX_CAPACITY (1 << 24)
+
+/* A distinct sample of a quasi-identifier's classes (Gibbons 2001) */
+typedef struct QidSketch QidSketch;
+
+extern void QidSketchCheckCapacity(int64 capacity, const char *funcname);
+extern QidSketch *QidSketchCreate(MemoryContext context, int32 capacity);
+extern void QidSketchAddRow(QidSketch *sketch, const QidFingerprint *fp);
+extern void QidSketchMerge(QidSketch *into, const QidSketch *from);
+extern bytea *QidSketchSerialize(const QidSketch *sketch);
+extern QidSketch *QidSketchDeserialize(MemoryContext context, bytea *bytes);
+
+/* ---- qidkey.c ---- */
+
+struct pg_uuid_t;
+extern void QidKeyToFingerprint(const struct pg_uuid_t *key, QidFingerprint *fp);
+
 #endif							/* QIDRISK_H */

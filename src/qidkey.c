@@ -1,0 +1,143 @@
+/*
+ * qidkey.c
+ *	  The distributed path: qid_key(qid...) turns a row's quasi-identifier
+ *	  into its 128-bit fingerprint as a uuid, and one-argument aggregates over
+ *	  that key count classes without any call-site information (argument
+ *	  types, collations, the Aggref), so a distributed planner such as Citus
+ *	  can split them into worker and coordinator steps.  They share the
+ *	  frequency state (freqstate.c) and the final, combine and serialization
+ *	  functions of the VARIADIC aggregates, so both give the same answers.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/uuid.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qid_key);
+PG_FUNCTION_INFO_V1(qidrisk_freq_key_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_key_invtransfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_key_k_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_freq_key_k_invtransfn);
+
+/* Write a fingerprint as a uuid: high half then low half, big-endian */
+static void
+FingerprintToKey(const QidFingerprint *fp, pg_uuid_t *key)
+{
+	for (int i = 0; i < 8; i++)
+	{
+		key->data[i] = (unsigned char) (fp->hi >> (56 - 8 * i));
+		key->data[8 + i] = (unsigned char) (fp->lo >> (56 - 8 * i));
+	}
+}
+
+/* Read back the fingerprint a key holds */
+void
+QidKeyToFingerprint(const pg_uuid_t *key, QidFingerprint *fp)
+{
+	fp->hi = 0;
+	fp->lo = 0;
+	for (int i = 0; i < 8; i++)
+	{
+		fp->hi = (fp->hi << 8) | key->data[i];
+		fp->lo = (fp->lo << 8) | key->data[8 + i];
+	}
+}
+
+/* qid_key(qid...): the row's quasi-identifier fingerprint as a uuid */
+Datum
+qid_key(PG_FUNCTION_ARGS)
+{
+	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
+	QidFingerprint fp;
+	pg_uuid_t  *key = palloc(sizeof(pg_uuid_t));
+
+	if (unlikely(hasher == NULL))
+		hasher = QidHasherGet(fcinfo, 0, -1, "qid_key");
+	QidFingerprintRow(hasher, fcinfo, &fp);
+	FingerprintToKey(&fp, key);
+	PG_RETURN_UUID_P(key);
+}
+
+/* The frequency state in argument 0, created on the first row */
+static FreqState *
+KeyStateForUpdate(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggcontext;
+	int			caller;
+	FreqState  *state;
+
+	if (!PG_ARGISNULL(0))
+		return (FreqState *) PG_GETARG_POINTER(0);
+	caller = AggCheckCallContext(fcinfo, &aggcontext);
+	if (caller == 0)
+		AggregateContext(fcinfo);	/* raises the error */
+	state = FreqStateCreate(aggcontext, 0);
+	state->windowed = (caller == AGG_CONTEXT_WINDOW);
+	return state;
+}
+
+/* Remember k of rows_below_k_key(k, key), which must not change */
+static void
+RememberK(FunctionCallInfo fcinfo, FreqState *state)
+{
+	int32		k;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("k must not be NULL")));
+	k = PG_GETARG_INT32(1);
+	MergeAggParameter(&state->has_param, &state->param, true, (double) k);
+}
+
+/*
+ * Count (or uncount) the key in argument keyarg; rows with a NULL key are
+ * skipped, as count(key) skips them.
+ */
+static Datum
+UpdateKeyState(FunctionCallInfo fcinfo, int keyarg, bool remove)
+{
+	FreqState  *state = KeyStateForUpdate(fcinfo);
+	QidFingerprint fp;
+
+	if (keyarg == 2 && !remove)
+		RememberK(fcinfo, state);
+	if (PG_ARGISNULL(keyarg))
+		PG_RETURN_POINTER(state);
+	QidKeyToFingerprint(PG_GETARG_UUID_P(keyarg), &fp);
+	if (remove)
+		FreqStateRemoveRow(state, &fp);
+	else
+		FreqStateAddRow(state, &fp);
+	PG_RETURN_POINTER(state);
+}
+
+/* Transition of singleton_count_key(key) and the other key aggregates */
+Datum
+qidrisk_freq_key_transfn(PG_FUNCTION_ARGS)
+{
+	return UpdateKeyState(fcinfo, 1, false);
+}
+
+/* Inverse transition for moving window frames */
+Datum
+qidrisk_freq_key_invtransfn(PG_FUNCTION_ARGS)
+{
+	return UpdateKeyState(fcinfo, 1, true);
+}
+
+/* Transition of rows_below_k_key(k, key) */
+Datum
+qidrisk_freq_key_k_transfn(PG_FUNCTION_ARGS)
+{
+	return UpdateKeyState(fcinfo, 2, false);
+}
+
+/* Inverse transition of rows_below_k_key(k, key) */
+Datum
+qidrisk_freq_key_k_invtransfn(PG_FUNCTION_ARGS)
+{
+	return UpdateKeyState(fcinfo, 2, true);
+}
