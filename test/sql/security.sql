@@ -32,6 +32,7 @@ SELECT checked_by, qid, passed FROM qidrisk_check_history ORDER BY checked_at;
 INSERT INTO qidrisk_check_history (checked_by, relation, qid, policy, results, passed)
 VALUES ('qidrisk_r_owner', 'licences', '{sex}', '{"min_k": 2}', '[]', true);
 UPDATE qidrisk_check_history SET passed = true;
+-- the role that installed the extension owns the history and reads every row
 \c - qidrisk_r_owner
 SELECT checked_by, qid, passed FROM qidrisk_check_history ORDER BY checked_at;
 -- without SELECT: permission denied
