@@ -5,7 +5,9 @@
 # a non-superuser database owner, and through a plain dump restored by a
 # superuser; DROP EXTENSION refuses while a view depends on it and then leaves
 # no object behind; ALTER EXTENSION UPDATE has no second version yet.
-# Uses the server in PGHOST/PGPORT/PGUSER (a superuser).
+# Uses the server in PGHOST/PGPORT/PGUSER (a superuser); it acts as the other
+# roles through SET ROLE (pg_dump/pg_restore --role), so they need no login
+# (pg_virtualenv's clusters ask for passwords).
 set -uo pipefail
 tmp=$(mktemp -d)
 OWNER=qidrisk_ops_owner
@@ -17,6 +19,12 @@ LIFE=qidrisk_ops_life
 n=0
 
 q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+# as ROLE DB psql-arguments...: run psql commands as a role, through SET ROLE
+as() {
+	local role=$1 db=$2
+	shift 2
+	q -d "$db" -c "SET ROLE $role" "$@"
+}
 # ok GOT WANT DESCRIPTION
 ok() {
 	n=$((n + 1))
@@ -39,11 +47,12 @@ tmp=$(mktemp -d)
 trap cleanup EXIT
 
 echo "1..13"
-q -d postgres -c "CREATE ROLE $OWNER LOGIN" -c "CREATE ROLE $STEWARD LOGIN" \
+q -d postgres -c "CREATE ROLE $OWNER" -c "CREATE ROLE $STEWARD" \
 	-c "CREATE DATABASE $SRC OWNER $OWNER" -c "CREATE DATABASE $DST OWNER $OWNER" \
 	-c "CREATE DATABASE $PLAIN" -c "CREATE DATABASE $LIFE"
 
-q -d $SRC -U $OWNER >/dev/null <<'SQL'
+q -d $SRC >/dev/null <<'SQL'
+SET ROLE qidrisk_ops_owner;
 CREATE EXTENSION qidrisk;
 CREATE TABLE licences (birth_year integer, sex text, "ZIP code" text);
 INSERT INTO licences SELECT 1950 + i % 20, CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END, (1000 + i % 3)::text
@@ -60,29 +69,29 @@ INSERT INTO profiles SELECT date '2026-01-01', class_profile(birth_year, sex) FR
 SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
 GRANT SELECT ON licences TO qidrisk_ops_steward;
 SQL
-q -d $SRC -U $STEWARD -c "SELECT count(*) FROM qid_check('licences', ARRAY['birth_year'], '{\"min_k\": 5}', record_history => true)" >/dev/null
+as $STEWARD $SRC -c "SELECT count(*) FROM qid_check('licences', ARRAY['birth_year'], '{\"min_k\": 5}', record_history => true)" >/dev/null
 
 # Everything a user sees, as a role ($2, the owner by default), and what the steward sees of the history
 snapshot() {
-	q -d "$1" -U "${2:-$OWNER}" -c "SELECT row(r.*) FROM licence_risk r" \
+	as "${2:-$OWNER}" "$1" -c "SELECT row(r.*) FROM licence_risk r" \
 		-c "SELECT string_agg(row(p.*)::text, ';' ORDER BY rule) FROM licence_policy p" \
 		-c "SELECT string_agg(row(p.*)::text, ';') FROM profiles p" \
 		-c "SELECT md5(string_agg(row(l.*)::text, ';' ORDER BY row(l.*)::text)) FROM licences l" \
 		-c "SELECT string_agg(row(h.*)::text, ';' ORDER BY checked_at, checked_by) FROM qidrisk_check_history h" \
 		-c "SELECT string_agg(polname || ':' || polcmd::text, ',' ORDER BY polname) FROM pg_policy WHERE polrelid = 'qidrisk_check_history'::regclass" \
 		-c "SELECT extversion || ' ' || extowner::regrole FROM pg_extension WHERE extname = 'qidrisk'"
-	q -d "$1" -U $STEWARD -c "SELECT string_agg(checked_by || ' ' || qid::text, ';') FROM qidrisk_check_history"
+	as $STEWARD "$1" -c "SELECT string_agg(checked_by || ' ' || qid::text, ';') FROM qidrisk_check_history"
 }
 before=$(snapshot $SRC)
 ok "$(echo "$before" | wc -l)" 8 "the source database answers every snapshot query"
 
 # 1. custom-format dump and restore by the non-superuser database owner
-pg_dump -U $OWNER -Fc -f "$tmp/src.dump" $SRC 2>"$tmp/dump.err"
+pg_dump --role=$OWNER -Fc -f "$tmp/src.dump" $SRC 2>"$tmp/dump.err"
 ok "$?" 0 "pg_dump -Fc as the non-superuser database owner succeeds $(head -c 300 "$tmp/dump.err")"
-pg_restore -U $OWNER -d $DST --exit-on-error "$tmp/src.dump" 2>"$tmp/restore.err"
+pg_restore --role=$OWNER -d $DST --exit-on-error "$tmp/src.dump" 2>"$tmp/restore.err"
 ok "$?" 0 "pg_restore as the non-superuser database owner succeeds $(head -c 300 "$tmp/restore.err")"
 ok "$(snapshot $DST)" "$before" "restored views, qid_profile column, table, history rows, RLS policies and owner equal the source"
-ok "$(q -d $DST -U $STEWARD -c "SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{\"min_k\": 2}', record_history => true)" \
+ok "$(as $STEWARD $DST -c "SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{\"min_k\": 2}', record_history => true)" \
 	-c "SELECT count(*) FROM qidrisk_check_history")" "$(printf '1\n2')" \
 	"after the restore a steward records checks and sees only its own history"
 
@@ -90,10 +99,10 @@ ok "$(q -d $DST -U $STEWARD -c "SELECT count(*) FROM qid_check('licences', ARRAY
 pg_dump -Fp -f "$tmp/src.sql" $SRC
 q -d $PLAIN -f "$tmp/src.sql" >/dev/null 2>"$tmp/plain.err"
 ok "$?" 0 "a plain-format dump restores through psql with ON_ERROR_STOP $(head -c 300 "$tmp/plain.err")"
-ok "$(snapshot $PLAIN "$PGUSER" | head -6)" "$(snapshot $SRC "$PGUSER" | head -6)" "the plain restore equals the source too, as seen by a superuser"
+ok "$(snapshot $PLAIN none | head -6)" "$(snapshot $SRC none | head -6)" "the plain restore equals the source too, as seen by a superuser"
 
 # 3. DROP EXTENSION refuses while user objects depend on it
-out=$(psql -X -q -d $SRC -U $OWNER -v VERBOSITY=verbose -c '\set VERBOSITY verbose' -c 'DROP EXTENSION qidrisk' 2>&1)
+out=$(psql -X -q -d $SRC -c "SET ROLE $OWNER" -c '\set VERBOSITY verbose' -c 'DROP EXTENSION qidrisk' 2>&1)
 ok "$(echo "$out" | grep -o 'ERROR:  2BP01')" "ERROR:  2BP01" "DROP EXTENSION without CASCADE refuses while views and a column depend on it"
 
 # 4. DROP EXTENSION leaves nothing: every catalog row created since is gone
@@ -126,6 +135,7 @@ ok "$(q -d $LIFE -c "SELECT count(*) FROM pg_proc WHERE proname LIKE 'qid%' OR p
 # 5. upgrades: one version exists; ALTER EXTENSION UPDATE is a no-op until a second ships
 ok "$(q -d postgres -c "SELECT string_agg(version, ',' ORDER BY version) FROM pg_available_extension_versions WHERE name = 'qidrisk'")" \
 	"0.1.0" "only version 0.1.0 exists (a second version needs an upgrade script and a test of ALTER EXTENSION UPDATE here)"
-ok "$(psql -X -d $DST -U $OWNER -c 'ALTER EXTENSION qidrisk UPDATE' 2>&1)" \
-	'NOTICE:  version "0.1.0" of extension "qidrisk" is already installed
+ok "$(psql -X -d $DST -c "SET ROLE $OWNER" -c 'ALTER EXTENSION qidrisk UPDATE' 2>&1)" \
+	'SET
+NOTICE:  version "0.1.0" of extension "qidrisk" is already installed
 ALTER EXTENSION' "ALTER EXTENSION qidrisk UPDATE reports the installed version"
