@@ -892,7 +892,8 @@ $$;
 COMMENT ON FUNCTION qid_check_rules() IS
 'the rules a qid_check policy may contain, with the form of their setting';
 
--- History of checks run with record_history => true; each role sees its own rows
+-- History of checks run with record_history => true; each role sees its own
+-- rows, the extension's owner all of them
 CREATE TABLE qidrisk_check_history (
 	checked_at timestamptz NOT NULL DEFAULT now(),
 	checked_by name NOT NULL DEFAULT current_user,
@@ -916,6 +917,9 @@ CREATE POLICY qidrisk_check_history_read ON qidrisk_check_history FOR SELECT
 CREATE POLICY qidrisk_check_history_write ON qidrisk_check_history FOR INSERT
 	WITH CHECK (checked_by = current_user);
 GRANT SELECT, INSERT ON qidrisk_check_history TO PUBLIC;
+-- the installing role owns the history: it reads every row and can pg_dump it
+-- (pg_dump refuses tables whose row-level security applies to the dumping role)
+ALTER TABLE qidrisk_check_history OWNER TO @extowner@;
 
 -- Raise 42703 naming the first of columns that rel lacks (column_distinct_counts, qid_check)
 CREATE FUNCTION qidrisk_require_columns(rel regclass, columns text[])

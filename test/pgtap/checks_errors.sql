@@ -1,0 +1,80 @@
+-- Bad input to the pre-publication checks (qid_check, qid_assert): every case
+-- raises its documented SQLSTATE before any scan, a bad policy is never
+-- mistaken for a failed check (22023, not QR001), no history row is written,
+-- and nothing else changes.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages = warning;
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS qidrisk;
+
+SELECT plan(36 + 4);
+
+CREATE TABLE people (age integer, zip text);
+INSERT INTO people SELECT 20 + i % 5, 'z' || i % 3 FROM generate_series(1, 60) i;
+
+-- What must not change: table contents, objects, the history
+CREATE FUNCTION pg_temp.snapshot() RETURNS text LANGUAGE sql AS $$
+	SELECT concat_ws(' | ', (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM people p),
+					 (SELECT count(*) FROM qidrisk_check_history),
+					 (SELECT count(*) FROM pg_class), (SELECT count(*) FROM pg_proc), (SELECT count(*) FROM pg_type))
+$$;
+CREATE TEMP TABLE before AS SELECT pg_temp.snapshot() AS s;
+
+SELECT throws_ok(format('SELECT * FROM qid_check(%s, %s, %L, true)', rel, qid, policy), code, NULL,
+				 format('qid_check(%s, %s, %s) -> %s', rel, qid, policy, code))
+FROM (VALUES
+	('NULL', $$ARRAY['age']$$, '{"min_k": 2}', '22004'),
+	($$'people'$$, 'NULL', '{"min_k": 2}', '22004'),
+	($$'people'$$, $$ARRAY['age']$$, NULL, '22004'),
+	($$'nope'$$, $$ARRAY['age']$$, '{"min_k": 2}', '42P01'),
+	($$'people'$$, 'ARRAY[]::text[]', '{"min_k": 2}', '22023'),
+	($$'people'$$, $$ARRAY['nope']$$, '{"min_k": 2}', '42703'),
+	($$'people'$$, $$ARRAY['age', NULL]$$, '{"min_k": 2}', '42703'),
+	($$'people'$$, $$ARRAY['AGE']$$, '{"min_k": 2}', '42703'),
+	($$'people'$$, $$ARRAY['age']$$, '[{"min_k": 2}]', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '5', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": 2, "k_map": 3}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"MIN_K": 2}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": 0}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": 2.5}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": "2"}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": null}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": true}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": -0.1}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": 1.5}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": [0.1]}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": 3}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": {"k": 3}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": {"max": 3}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": {"k": 0, "max": 3}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": {"k": 3, "max": -1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": {"k": 3, "max": 1, "share": 0.1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_rows_below_k": {"k": 3e10, "max": 1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"group_size": 0, "max": 0.5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"group_size": 2, "max": 1.5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"group_size": 2}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"k": 2, "max": 0.5}}', '22023')
+) AS c(rel, qid, policy, code);
+
+SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_k": 2}', NULL)$$, '22004', NULL,
+				 'qid_check with record_history NULL -> 22004');
+SELECT throws_ok($$CALL qid_assert('people', ARRAY['age'], '{"min_k": 0}')$$, '22023', NULL,
+				 'qid_assert with a bad policy raises 22023, not QR001');
+SELECT throws_ok($$CALL qid_assert('people', ARRAY['nope'], '{"min_k": 2}')$$, '42703', NULL,
+				 'qid_assert with an unknown column raises 42703, not QR001');
+SELECT throws_ok($$CALL qid_assert(NULL, ARRAY['age'], '{"min_k": 2}')$$, '22004', NULL,
+				 'qid_assert with a NULL table raises 22004');
+
+SELECT is(pg_temp.snapshot(), s, 'nothing changed: table, history and objects') FROM before;
+SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"nope": 1}')$$, '22023',
+				 'unknown qid_check policy rule "nope"', 'the message names the unknown rule');
+SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_k": 0}')$$, '22023',
+				 'policy rule min_k must be a whole number at least 1, not 0', 'the message names the rule and the bad value');
+SELECT is((SELECT count(*) FROM qid_check('people', ARRAY['age', 'zip'], '{"min_k": 2}')), 1::bigint,
+		  'qid_check still works after the errors');
+
+SELECT * FROM finish();
+ROLLBACK;
