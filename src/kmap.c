@@ -28,11 +28,13 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/jsonb.h"
+#include "utils/numeric.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/tuplestore.h"
@@ -42,7 +44,7 @@
 PG_FUNCTION_INFO_V1(qidrisk_kmap_count);
 PG_FUNCTION_INFO_V1(qidrisk_kmap_row_counts);
 
-/* jsonb_build_object takes a key and a value per column, FUNC_MAX_ARGS in all */
+/* As many QID columns as jsonb_build_object could take (a key and a value each) */
 #define KMAP_MAX_COLUMNS (FUNC_MAX_ARGS / 2)
 
 /* How often the scans check for cancellation */
@@ -70,6 +72,27 @@ typedef struct KmapClass
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/*
+ * How a QID column's value becomes a jsonb value, as to_jsonb (and so
+ * jsonb_build_object) converts it: the common types directly, any other
+ * through to_jsonb itself.
+ */
+typedef enum ValueJsonKind
+{
+	VALUE_JSON_TO_JSONB,		/* call to_jsonb */
+	VALUE_JSON_STRING,			/* text, varchar: the string itself */
+	VALUE_JSON_INT4,			/* int2, int4: as numeric */
+	VALUE_JSON_INT8,
+	VALUE_JSON_NUMERIC,			/* finite numeric as is; NaN, infinities via to_jsonb */
+	VALUE_JSON_BOOL
+} ValueJsonKind;
+
+typedef struct ValueJson
+{
+	ValueJsonKind kind;
+	FmgrInfo	to_jsonb;		/* to_jsonb for this column's type */
+} ValueJson;
+
 typedef struct KmapState
 {
 	const char *funcname;
@@ -86,12 +109,35 @@ typedef struct KmapState
 	Size		budget;
 	double		memory;			/* bytes the classes occupy */
 	int64		scanned;		/* rows seen by the current scan */
-	FmgrInfo	build_object;	/* jsonb_build_object over the QID columns */
-	Datum	   *keys;			/* the column names as text */
+	JsonbValue *keys;			/* the column names, as jsonb strings */
+	ValueJson  *json;			/* how each column becomes a jsonb value */
+	MemoryContext scratch;		/* one class's jsonb under construction */
+	struct KmapProbe *probe;	/* during the population scan */
 	Tuplestorestate *output;	/* kmap_row_counts writes its rows here */
 	TupleDesc	output_desc;
 	bool		keep_jsonb;		/* build each class's jsonb once and keep it */
 } KmapState;
+
+/* Population rows fingerprinted before their buckets are probed */
+#define PROBE_BATCH 32
+
+/*
+ * The release's fingerprints laid out for the population scan: open
+ * addressing with linear probing over 16-byte keys (no status byte: the
+ * all-zero key marks an empty bucket), the matched sums in a parallel array
+ * touched only on a hit, and a batch of fingerprints whose buckets are
+ * prefetched while the previous ones are compared.
+ */
+typedef struct KmapProbe
+{
+	QidFingerprint *keys;
+	double	   *sums;
+	uint64		mask;
+	double		bytes;
+	int			nbatch;
+	QidFingerprint batch[PROBE_BATCH];
+	double		weights[PROBE_BATCH];
+} KmapProbe;
 
 /* What a scan does with each row */
 typedef void (*KmapRowFn) (KmapState *state, TupleTableSlot *slot);
@@ -387,16 +433,103 @@ ReleaseRow(KmapState *state, TupleTableSlot *slot)
 	entry->release_rows++;
 }
 
-/* Add one population row (or its weight) to the release class it matches */
+/* Keep the all-zero fingerprint free to mark empty buckets (both sides alike) */
+static inline void
+ProbeKey(QidFingerprint *fp)
+{
+	if (unlikely(fp->lo == 0 && fp->hi == 0))
+		fp->hi = 1;
+}
+
+/* Find the bucket of fp: its own, or the empty one where it would go */
+static inline uint64
+ProbeBucket(const KmapProbe *probe, const QidFingerprint *fp)
+{
+	uint64		i = fp->lo & probe->mask;
+
+	while ((probe->keys[i].lo | probe->keys[i].hi) != 0 &&
+		   (probe->keys[i].lo != fp->lo || probe->keys[i].hi != fp->hi))
+		i = (i + 1) & probe->mask;
+	return i;
+}
+
+/* Lay the release's classes out for probing, within the budget */
+static void
+ProbeBuild(KmapState *state)
+{
+	KmapProbe  *probe = MemoryContextAllocZero(state->context, sizeof(KmapProbe));
+	uint64		size = pg_nextpower2_64(Max((uint64) state->classes->members * 3 / 2 + 1, 64));
+	kmaphash_iterator it;
+	KmapClass  *entry;
+
+	probe->bytes = (double) size * (sizeof(QidFingerprint) + sizeof(double));
+	if (state->memory + probe->bytes > (double) state->budget)
+		KmapBudgetExceeded(state, state->memory + probe->bytes);
+	state->memory += probe->bytes;
+	probe->mask = size - 1;
+	probe->keys = MemoryContextAllocExtended(state->context, size * sizeof(QidFingerprint),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	probe->sums = MemoryContextAllocExtended(state->context, size * sizeof(double),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		QidFingerprint fp = entry->key;
+
+		ProbeKey(&fp);
+		probe->keys[ProbeBucket(probe, &fp)] = fp;
+	}
+	state->probe = probe;
+}
+
+/* Add the batched population rows to the classes they match */
+static void
+ProbeFlush(KmapProbe *probe)
+{
+	for (int j = 0; j < probe->nbatch; j++)
+	{
+		uint64		i = ProbeBucket(probe, &probe->batch[j]);
+
+		if ((probe->keys[i].lo | probe->keys[i].hi) != 0)
+			probe->sums[i] += probe->weights[j];
+	}
+	probe->nbatch = 0;
+}
+
+/* Move the sums into the classes and release the probe table */
+static void
+ProbeFinish(KmapState *state)
+{
+	KmapProbe  *probe = state->probe;
+	kmaphash_iterator it;
+	KmapClass  *entry;
+
+	ProbeFlush(probe);
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		QidFingerprint fp = entry->key;
+
+		ProbeKey(&fp);
+		entry->population = probe->sums[ProbeBucket(probe, &fp)];
+	}
+	pfree(probe->keys);
+	pfree(probe->sums);
+	state->memory -= probe->bytes;
+	pfree(probe);
+	state->probe = NULL;
+}
+
+/* Queue one population row (or its weight) for the class it may match */
 static void
 PopulationRow(KmapState *state, TupleTableSlot *slot)
 {
 	NullableDatum values[KMAP_MAX_COLUMNS];
-	QidFingerprint fp;
-	KmapClass  *entry;
+	KmapProbe  *probe = state->probe;
+	QidFingerprint *fp = &probe->batch[probe->nbatch];
 	double		weight = 1.0;
 
-	SlotFingerprint(state, slot, values, &fp);
+	SlotFingerprint(state, slot, values, fp);
 	if (state->weighted)
 	{
 		int			w = state->ncolumns;
@@ -414,36 +547,152 @@ PopulationRow(KmapState *state, TupleTableSlot *slot)
 					 errmsg("%s: population weight must be a finite number at least 0, not %g",
 							state->funcname, weight)));
 	}
-	entry = kmaphash_lookup(state->classes, fp);
-	if (entry != NULL)
-		entry->population += weight;
+	ProbeKey(fp);
+#ifdef __GNUC__
+	__builtin_prefetch(&probe->keys[fp->lo & probe->mask]);
+#endif
+	probe->weights[probe->nbatch] = weight;
+	if (++probe->nbatch == PROBE_BATCH)
+		ProbeFlush(probe);
 }
 
-/* Build (once) the jsonb object of a class, as jsonb_build_object would */
+/* Choose how column i's values become jsonb values */
+static void
+ValueJsonInit(KmapState *state, int i)
+{
+	ValueJson  *vj = &state->json[i];
+	Oid			type = state->types[i];
+
+	switch (getBaseType(type))
+	{
+		case TEXTOID:
+		case VARCHAROID:
+			vj->kind = VALUE_JSON_STRING;
+			break;
+		case INT2OID:
+		case INT4OID:
+			vj->kind = VALUE_JSON_INT4;
+			break;
+		case INT8OID:
+			vj->kind = VALUE_JSON_INT8;
+			break;
+		case NUMERICOID:
+			vj->kind = VALUE_JSON_NUMERIC;
+			break;
+		case BOOLOID:
+			vj->kind = VALUE_JSON_BOOL;
+			break;
+		default:
+			vj->kind = VALUE_JSON_TO_JSONB;
+			break;
+	}
+	/* to_jsonb reads its argument's type from the call expression */
+	fmgr_info(F_TO_JSONB, &vj->to_jsonb);
+	vj->to_jsonb.fn_expr = (Node *)
+		makeFuncExpr(F_TO_JSONB, JSONBOID,
+					 list_make1(makeNullConst(type, -1, state->collations[i])),
+					 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/* Convert one non-NULL value as to_jsonb would, into v */
+static void
+ValueToJsonb(ValueJson *vj, Datum value, JsonbValue *v)
+{
+	switch (vj->kind)
+	{
+		case VALUE_JSON_STRING:
+			{
+				text	   *t = DatumGetTextPP(value);
+
+				v->type = jbvString;
+				v->val.string.len = VARSIZE_ANY_EXHDR(t);
+				v->val.string.val = VARDATA_ANY(t);
+				return;
+			}
+		case VALUE_JSON_INT4:
+			v->type = jbvNumeric;
+			v->val.numeric = DatumGetNumeric(DirectFunctionCall1(int4_numeric, value));
+			return;
+		case VALUE_JSON_INT8:
+			v->type = jbvNumeric;
+			v->val.numeric = DatumGetNumeric(DirectFunctionCall1(int8_numeric, value));
+			return;
+		case VALUE_JSON_NUMERIC:
+			{
+				Numeric		n = DatumGetNumeric(value);
+
+				if (numeric_is_nan(n) || numeric_is_inf(n))
+					break;		/* to_jsonb writes these as strings */
+				v->type = jbvNumeric;
+				v->val.numeric = n;
+				return;
+			}
+		case VALUE_JSON_BOOL:
+			v->type = jbvBool;
+			v->val.boolean = DatumGetBool(value);
+			return;
+		case VALUE_JSON_TO_JSONB:
+			break;
+	}
+	{
+		Jsonb	   *jb = DatumGetJsonbP(FunctionCall1(&vj->to_jsonb, value));
+
+		if (JB_ROOT_IS_SCALAR(jb))
+			JsonbExtractScalar(&jb->root, v);
+		else
+		{
+			v->type = jbvBinary;
+			v->val.binary.data = &jb->root;
+			v->val.binary.len = VARSIZE(jb) - VARHDRSZ;
+		}
+	}
+}
+
+/*
+ * The class as jsonb, equal to jsonb_build_object('col1', col1, ...) of its
+ * values.  Built in the scratch context, which the caller resets; with
+ * keep_jsonb a copy stays with the class.
+ */
 static Datum
 ClassJsonb(KmapState *state, KmapClass *entry)
 {
-	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
 	MemoryContext old;
-	Datum		result;
+	JsonbParseState *parse = NULL;
+	JsonbValue *object;
+	Jsonb	   *result;
 
 	if (entry->jsonb != (Datum) 0)
 		return entry->jsonb;
 
-	InitFunctionCallInfoData(*fcinfo, &state->build_object, 2 * state->ncolumns,
-							 InvalidOid, NULL, NULL);
+	old = MemoryContextSwitchTo(state->scratch);
+	pushJsonbValue(&parse, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < state->ncolumns; i++)
 	{
-		fcinfo->args[2 * i].value = state->keys[i];
-		fcinfo->args[2 * i].isnull = false;
-		fcinfo->args[2 * i + 1] = entry->values[i];
+		JsonbValue	v;
+
+		pushJsonbValue(&parse, WJB_KEY, &state->keys[i]);
+		if (entry->values[i].isnull)
+			v.type = jbvNull;
+		else
+			ValueToJsonb(&state->json[i], entry->values[i].value, &v);
+		pushJsonbValue(&parse, WJB_VALUE, &v);
 	}
-	old = MemoryContextSwitchTo(state->context);
-	result = FunctionCallInvoke(fcinfo);
+	object = pushJsonbValue(&parse, WJB_END_OBJECT, NULL);
+	result = JsonbValueToJsonb(object);
 	MemoryContextSwitchTo(old);
 	if (state->keep_jsonb)
-		entry->jsonb = result;
-	return result;
+	{
+		Size		size = VARSIZE(result);
+
+		state->memory += size;
+		if (state->memory > (double) state->budget)
+			KmapBudgetExceeded(state, state->memory);
+		entry->jsonb = PointerGetDatum(MemoryContextAlloc(state->context, size));
+		memcpy(DatumGetPointer(entry->jsonb), result, size);
+		MemoryContextReset(state->scratch);
+		return entry->jsonb;
+	}
+	return JsonbPGetDatum(result);
 }
 
 /* Emit one release row with its class's figures (kmap_row_counts) */
@@ -484,8 +733,6 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	char	   *weight_name = NULL;
 	int			npopulation;
 	StringInfoData query;
-	List	   *args = NIL;
-	FuncExpr   *expr;
 
 	for (int i = 0; i < 3; i++)
 		if (PG_ARGISNULL(i))
@@ -520,7 +767,8 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	state->collations = palloc(sizeof(Oid) * state->ncolumns);
 	state->typlens = palloc(sizeof(int16) * state->ncolumns);
 	state->typbyvals = palloc(sizeof(bool) * state->ncolumns);
-	state->keys = palloc(sizeof(Datum) * state->ncolumns);
+	state->keys = palloc(sizeof(JsonbValue) * state->ncolumns);
+	state->json = palloc(sizeof(ValueJson) * state->ncolumns);
 	for (int i = 0; i < state->ncolumns; i++)
 	{
 		Oid			ptype;
@@ -531,9 +779,10 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 		CheckComparable(state->names[i], state->types[i], state->collations[i],
 						population_names[i], ptype, pcollation);
 		get_typlenbyval(state->types[i], &state->typlens[i], &state->typbyvals[i]);
-		state->keys[i] = CStringGetTextDatum(state->names[i]);
-		args = lappend(args, makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID));
-		args = lappend(args, makeNullConst(state->types[i], -1, state->collations[i]));
+		state->keys[i].type = jbvString;
+		state->keys[i].val.string.val = state->names[i];
+		state->keys[i].val.string.len = strlen(state->names[i]);
+		ValueJsonInit(state, i);
 	}
 	if (weight_name != NULL)
 	{
@@ -561,12 +810,9 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	state->hasher = QidHasherCreate(CurrentMemoryContext, state->ncolumns, state->types,
 									state->collations, (const char *const *) state->names,
 									funcname);
-	expr = makeFuncExpr(F_JSONB_BUILD_OBJECT_ANY, JSONBOID, args, InvalidOid,
-						InvalidOid, COERCE_EXPLICIT_CALL);
-	fmgr_info(F_JSONB_BUILD_OBJECT_ANY, &state->build_object);
-	state->build_object.fn_expr = (Node *) expr;
-
 	state->context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk kmap classes",
+										   ALLOCSET_DEFAULT_SIZES);
+	state->scratch = AllocSetContextCreate(CurrentMemoryContext, "qidrisk kmap jsonb",
 										   ALLOCSET_DEFAULT_SIZES);
 	state->budget = QidStateMemoryBudget();
 	state->classes = kmaphash_create(state->context, 256, NULL);
@@ -590,7 +836,9 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 		appendStringInfo(&query, ", %s::pg_catalog.float8", quote_identifier(weight_name));
 	appendStringInfo(&query, " FROM %s", population_name);
 	state->weighted = (weight_name != NULL);
+	ProbeBuild(state);
 	KmapScan(state, query.data, PopulationRow);
+	ProbeFinish(state);
 	state->weighted = false;	/* only the population scan returns a weight */
 	return state;
 }
@@ -624,7 +872,7 @@ qidrisk_kmap_count(PG_FUNCTION_ARGS)
 		out[1] = Int64GetDatum(entry->release_rows);
 		out[2] = Float8GetDatum(entry->population);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
-		pfree(DatumGetPointer(out[0]));
+		MemoryContextReset(state->scratch);
 	}
 	SPI_finish();
 	return (Datum) 0;

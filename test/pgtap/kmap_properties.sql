@@ -12,7 +12,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(5 * 8 + 9 + 6 + 27 + 2);
+SELECT plan(5 * 8 + 1 + 9 + 6 + 27 + 2);
 
 CREATE COLLATION pg_temp.ci (provider = icu, locale = '@colStrength=secondary', deterministic = false);
 
@@ -135,6 +135,25 @@ SELECT pg_temp.check_seed(0.22, 1500, 800);
 SELECT pg_temp.check_seed(0.33, 30, 20000);
 SELECT pg_temp.check_seed(0.44, 2000, 2000);
 SELECT pg_temp.check_seed(-0.55, 90, 0);
+
+-- class is exactly jsonb_build_object of the release's values, for many types
+CREATE TYPE pg_temp.pair AS (x int, y text);
+CREATE TABLE alltypes (a int2, b int4, c int8, d numeric, e float8, f text, g varchar(3), h bool, i date,
+	j timestamptz, k uuid, l int[], m interval, n pg_temp.pair, o char(3), p "char", q name, r jsonb, s float4);
+INSERT INTO alltypes VALUES
+	(1, -2, 9007199254740993, 1.50, -0.0, 'x"y\', 'ab', true, '2020-01-02', '2020-01-02 03:04:05+00',
+	 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{1,2}', '1 day', ROW(1, 'z'), 'ab', 'c', 'nm', '{"k": [1, null]}', 1.5),
+	(NULL, NULL, NULL, 'NaN', 'NaN', NULL, NULL, false, 'infinity', NULL, NULL, '{}', NULL, NULL, NULL, NULL, NULL, 'null', 'Infinity'),
+	(32767, 2147483647, -9223372036854775808, '-Infinity', 'Infinity', 'é', '', NULL, NULL, NULL, NULL, NULL, '-1 mon',
+	 ROW(NULL, NULL), NULL, NULL, NULL, '"s"', NULL),
+	(0, 0, 0, 1e-30, 1e300, '', ' ', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1.0', 0);
+SELECT is((SELECT count(*) FROM alltypes t
+		   JOIN kmap_count('alltypes', 'alltypes', ARRAY['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm',
+												   'n', 'o', 'p', 'q', 'r', 's']) k
+		   ON k.class::text = jsonb_build_object('a', a, 'b', b, 'c', c, 'd', d, 'e', e, 'f', f, 'g', g, 'h', h, 'i', i,
+												 'j', j, 'k', k, 'l', l, 'm', m, 'n', n, 'o', o, 'p', p, 'q', q,
+												 'r', r, 's', s)::text), 4::bigint,
+		  'class is jsonb_build_object of the values, to the letter, for 19 types');
 
 -- weighted_risk: F_k = sum of weights, risks as the closed forms computed here
 SELECT pg_temp.make_tables(0.66, 3000, 3000);

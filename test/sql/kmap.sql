@@ -97,6 +97,15 @@ SELECT class, round(individual_risk::numeric, 6) FROM weighted_risk('survey', AR
 SELECT round(individual_risk(1, 10)::numeric, 6), round(individual_risk(2, 10)::numeric, 6),
 	   round(individual_risk(3, 6)::numeric, 6), round(individual_risk(3, 6, 'exact')::numeric, 6),
 	   individual_risk(4, 4);
+-- identifiers are quoted: odd table and column names, another schema
+CREATE SCHEMA "Odd Schema";
+CREATE TABLE "Odd Schema"."Release ""2024""" ("Zip Code" text, "age; DROP TABLE census" int);
+INSERT INTO "Odd Schema"."Release ""2024""" VALUES ('85535', 79);
+CREATE TABLE "Odd Schema"."Census" ("ZIP" text, "Age" int, "Head Count" int);
+INSERT INTO "Odd Schema"."Census" VALUES ('85535', 79, 1), ('85535', 79, 2);
+SELECT * FROM kmap_count('"Odd Schema"."Release ""2024"""', '"Odd Schema"."Census"',
+						 ARRAY['Zip Code', 'age; DROP TABLE census'], 'Head Count', ARRAY['ZIP', 'Age']);
+SELECT count(*) FROM census;
 -- Errors
 SELECT * FROM kmap_count('study', 'census', ARRAY['zip', 'agee']);
 SELECT * FROM kmap_count('study', 'residents', ARRAY['zip', 'age']);
