@@ -424,147 +424,119 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	return table;
 }
 
-/* Scratch space for refining one partition by one more column */
-typedef struct QarRefiner
+/* What the adapter from the engine's subsets to QarSubset keeps between calls */
+typedef struct QarWalk
 {
-	int32	   *map;			/* direct map from combined key to new class */
-	int64		map_size;
-	uint64	   *hkeys;			/* open-addressing table when keys are sparse */
-	int32	   *hvals;
-	int64		hmask;
-} QarRefiner;
+	const QarTable *table;
+	QarVisitor	visitor;
+	void	   *arg;
+	int32	   *cls;			/* class per row of the current subset */
+	int32	   *sizes;			/* rows per class */
+	int64	   *binomial;		/* binomial[n * (p + 1) + k] = C(n, k) */
+} QarWalk;
 
-/* Refine classes (nclasses of them) by a column: returns the new class count */
-static int
-QarRefine(QarRefiner *rf, int nrows, const int32 *cls, int nclasses,
-		  const int32 *codes, int ndistinct, int32 *out)
+/* Lexicographic rank of p ascending column positions among the C(N, p) subsets */
+static int64
+QarSubsetRank(const QarWalk *w, const int *columns)
 {
-	uint64		range = (uint64) nclasses * (uint64) ndistinct;
-	int			next = 0;
+	int			n = w->table->ncolumns;
+	int			p = w->table->p;
+	int64		rank = 0;
+	int			prev = -1;
 
-	if (range <= (uint64) rf->map_size)
+	for (int k = 0; k < p; k++)
 	{
-		/* dense keys: a direct map, reset afterwards through the rows */
-		for (int i = 0; i < nrows; i++)
-		{
-			uint64		k = (uint64) cls[i] * ndistinct + codes[i];
-
-			if (rf->map[k] < 0)
-				rf->map[k] = next++;
-			out[i] = rf->map[k];
-		}
-		for (int i = 0; i < nrows; i++)
-			rf->map[(uint64) cls[i] * ndistinct + codes[i]] = -1;
-		return next;
+		/* subsets whose k-th column lies between the previous one and this one */
+		for (int v = prev + 1; v < columns[k]; v++)
+			rank += w->binomial[(n - 1 - v) * (p + 1) + (p - 1 - k)];
+		prev = columns[k];
 	}
-
-	/* sparse keys: linear probing on a table twice the rows' size */
-	for (int i = 0; i < nrows; i++)
-	{
-		uint64		k = (uint64) cls[i] * ndistinct + codes[i];
-		uint64		h = (k * UINT64CONST(0x9E3779B97F4A7C15)) >> 17;
-
-		for (;;)
-		{
-			h &= rf->hmask;
-			if (rf->hvals[h] < 0)
-			{
-				rf->hkeys[h] = k;
-				rf->hvals[h] = next++;
-				out[i] = rf->hvals[h];
-				break;
-			}
-			if (rf->hkeys[h] == k)
-			{
-				out[i] = rf->hvals[h];
-				break;
-			}
-			h++;
-		}
-	}
-	memset(rf->hvals, -1, sizeof(int32) * (rf->hmask + 1));
-	return next;
+	return rank;
 }
 
 /*
- * Enumerate the p-subsets of the table's columns in lexicographic order and
- * hand each one's partition to visitor.
+ * Turn one of the engine's stripped partitions (classes of two rows or
+ * more; every other row alone) into a class per row, for p-subsets only.
+ */
+static void
+QarFromEngine(const QidSubset *subset, void *arg)
+{
+	QarWalk    *w = arg;
+	const QarTable *t = w->table;
+	const QidPartition *part = subset->partition;
+	QarSubset	s;
+	int			next = 0;
+
+	if (subset->size != t->p)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < t->nrows; i++)
+		w->cls[i] = -1;
+	if (!subset->identifier && part != NULL)
+	{
+		int64		start = 0;
+
+		for (int64 c = 0; c < part->nclasses; c++)
+		{
+			for (int64 k = start; k < part->ends[c]; k++)
+				w->cls[part->rows[k]] = next;
+			w->sizes[next++] = (int32) (part->ends[c] - start);
+			start = part->ends[c];
+		}
+	}
+	for (int i = 0; i < t->nrows; i++)
+		if (w->cls[i] < 0)
+		{
+			w->cls[i] = next;
+			w->sizes[next++] = 1;
+		}
+	Assert(next == subset->classes);
+
+	s.index = QarSubsetRank(w, subset->columns);
+	s.columns = subset->columns;
+	s.cls = w->cls;
+	s.nclasses = next;
+	s.sizes = w->sizes;
+	s.singletons = (int) subset->singletons;
+	w->visitor(t, &s, w->arg);
+}
+
+/*
+ * Hand every p-subset's partition to visitor, through the quasi-identifier
+ * search engine's lattice walk (qidsearch.c) over the table's codes.
  */
 static void
 QarVisitSubsets(const QarTable *t, QarVisitor visitor, void *arg, const char *funcname)
 {
+	QidEncoded	enc;
+	QarWalk		w;
+	int			n = t->ncolumns;
 	int			p = t->p;
-	int			L = t->nrows;
-	int		   *idx = palloc(sizeof(int) * p);
-	int32	  **level = palloc0(sizeof(int32 *) * p);
-	int		   *nlevel = palloc0(sizeof(int) * p);
-	int32	   *sizes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * L);
-	QarRefiner	rf;
-	int64		hsize = 1;
-	int			from = 0;
-	int64		index = 0;
 
-	while (hsize < 2 * (int64) L)
-		hsize <<= 1;
-	rf.map_size = Max(4 * (int64) L, 1 << 16);
-	QarCheckMemory((double) rf.map_size * 4 + hsize * 12.0 + (double) L * 4 * (p + 1), funcname);
-	rf.map = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * rf.map_size);
-	memset(rf.map, -1, sizeof(int32) * rf.map_size);
-	rf.hmask = hsize - 1;
-	rf.hkeys = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * hsize);
-	rf.hvals = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * hsize);
-	memset(rf.hvals, -1, sizeof(int32) * hsize);
-	for (int d = 1; d < p; d++)
-		level[d] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * L);
+	memset(&enc, 0, sizeof(enc));
+	enc.nrows = t->nrows;
+	enc.ncolumns = n;
+	enc.names = t->names;
+	enc.codes = t->codes;
+	enc.ndistinct = t->ndistinct;
+	enc.memory = (Size) t->nrows * n * sizeof(int32);
 
-	for (int d = 0; d < p; d++)
-		idx[d] = d;
-	for (;;)
-	{
-		QarSubset	s;
+	QarCheckMemory((double) t->nrows * 8, funcname);
+	w.table = t;
+	w.visitor = visitor;
+	w.arg = arg;
+	w.cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * t->nrows);
+	w.sizes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * t->nrows);
+	w.binomial = palloc0(sizeof(int64) * (n + 1) * (p + 1));
+	for (int i = 0; i <= n; i++)
+		for (int k = 0; k <= Min(i, p); k++)
+			w.binomial[i * (p + 1) + k] = (int64) QarBinomial(i, k);
 
-		CHECK_FOR_INTERRUPTS();
-		/* recompute the partitions of prefixes from depth "from" on */
-		for (int d = from; d < p; d++)
-		{
-			if (d == 0)
-			{
-				level[0] = t->codes[idx[0]];
-				nlevel[0] = t->ndistinct[idx[0]];
-			}
-			else
-				nlevel[d] = QarRefine(&rf, L, level[d - 1], nlevel[d - 1],
-									  t->codes[idx[d]], t->ndistinct[idx[d]], level[d]);
-		}
+	QidVisitSubsets(&enc, p, true, QarFromEngine, &w, funcname);
 
-		memset(sizes, 0, sizeof(int32) * nlevel[p - 1]);
-		for (int i = 0; i < L; i++)
-			sizes[level[p - 1][i]]++;
-		s.index = index++;
-		s.columns = idx;
-		s.cls = level[p - 1];
-		s.nclasses = nlevel[p - 1];
-		s.sizes = sizes;
-		s.singletons = 0;
-		for (int c = 0; c < s.nclasses; c++)
-			s.singletons += sizes[c] == 1;
-		visitor(t, &s, arg);
-
-		/* next combination: the rightmost position that can still move */
-		from = p - 1;
-		while (from >= 0 && idx[from] == t->ncolumns - p + from)
-			from--;
-		if (from < 0)
-			break;
-		idx[from]++;
-		for (int d = from + 1; d < p; d++)
-			idx[d] = idx[d - 1] + 1;
-	}
-
-	pfree(rf.map);
-	pfree(rf.hkeys);
-	pfree(rf.hvals);
-	pfree(sizes);
+	pfree(w.cls);
+	pfree(w.sizes);
+	pfree(w.binomial);
 }
 
 /* ---- thetas and the dataset risk ---- */
@@ -633,37 +605,41 @@ QarSubsetNames(const QarTable *t, const int *columns)
 	return PointerGetDatum(construct_array(names, t->p, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
-/* Emit one qar_thetas row per subset */
-typedef struct QarThetaRows
-{
-	ReturnSetInfo *rsinfo;
-} QarThetaRows;
-
-/* Write one subset's row */
-static void
-QarEmitTheta(const QarTable *t, const QarSubset *s, void *arg)
-{
-	ReturnSetInfo *rsinfo = ((QarThetaRows *) arg)->rsinfo;
-	Datum		values[4];
-	bool		nulls[4] = {false};
-
-	values[0] = QarSubsetNames(t, s->columns);
-	values[1] = Float8GetDatum((double) s->nclasses / t->nrows);
-	values[2] = Int64GetDatum(s->nclasses);
-	values[3] = Int64GetDatum(s->singletons);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-}
-
-/* qar_thetas(rel, columns, p) -> (columns, theta, classes, singletons) */
+/* qar_thetas(rel, columns, p) -> (columns, theta, classes, singletons), lexicographic */
 Datum
 qar_thetas(PG_FUNCTION_ARGS)
 {
 	QarTable   *t = QarLoad(fcinfo, -1, "qar_thetas");
-	QarThetaRows rows;
+	QarThetas  *th = QarComputeThetas(t, "qar_thetas");
+	ReturnSetInfo *rsinfo;
+	int		   *idx = palloc(sizeof(int) * t->p);
 
 	InitMaterializedSRF(fcinfo, 0);
-	rows.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	QarVisitSubsets(t, QarEmitTheta, &rows, "qar_thetas");
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (int d = 0; d < t->p; d++)
+		idx[d] = d;
+	for (int64 j = 0; j < t->nsubsets; j++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false};
+		int			from;
+
+		values[0] = QarSubsetNames(t, idx);
+		values[1] = Float8GetDatum(th->theta[j]);
+		values[2] = Int64GetDatum(th->classes[j]);
+		values[3] = Int64GetDatum(th->singletons[j]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+		/* next combination: the rightmost position that can still move */
+		from = t->p - 1;
+		while (from >= 0 && idx[from] == t->ncolumns - t->p + from)
+			from--;
+		if (from < 0)
+			break;
+		idx[from]++;
+		for (int d = from + 1; d < t->p; d++)
+			idx[d] = idx[d - 1] + 1;
+	}
 	return (Datum) 0;
 }
 
