@@ -13,7 +13,7 @@ SELECT current_user, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE ro
 CREATE EXTENSION qidrisk;
 SELECT extname, extowner::regrole, extversion FROM pg_extension WHERE extname = 'qidrisk';
 -- the objects belong to the bootstrap superuser, the extension to its installer
-SELECT count(*) FILTER (WHERE p.proowner = 10) AS owned_by_bootstrap, count(*) AS functions
+SELECT count(*) FILTER (WHERE p.proowner = 10) = count(*) AS all_owned_by_bootstrap, count(*) > 0 AS has_functions
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk';
 CREATE TABLE licences (birth_year integer, sex text, zip text);
