@@ -31,9 +31,10 @@ $(OBJS): src/qidrisk.h
 prove:
 	pg_prove --ext .sql test/pgtap/
 
-# The regression tests (VALGRIND_TESTS; all but the slow `parallel` by default)
-# against a throwaway server under valgrind; fails on a valgrind error in our code
-VALGRIND_TESTS ?= $(filter-out parallel,$(REGRESS))
+# The regression tests (VALGRIND_TESTS, all by default: about 7 minutes, 5 of
+# them `parallel`) against a throwaway server under valgrind; fails on a
+# valgrind error in our code
+VALGRIND_TESTS ?= $(REGRESS)
 .PHONY: valgrind
 valgrind:
 	PG_CONFIG="$(PG_CONFIG)" bash test/valgrind.sh $(VALGRIND_TESTS)

@@ -960,8 +960,13 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
 	END IF;
-	x := v::text::double precision;
-	IF x < low OR x > high OR (whole AND x <> trunc(x)) THEN
+	-- compared as numeric first: a JSON number may lie beyond double precision
+	IF v::text::numeric < low::numeric OR v::text::numeric > least(high, 1e300)::numeric THEN
+		x := 'NaN';
+	ELSE
+		x := v::text::double precision;
+	END IF;
+	IF x = 'NaN' OR x < low OR x > high OR (whole AND x <> trunc(x)) THEN
 		RAISE EXCEPTION 'policy rule % must be a % %, not %', what,
 			CASE WHEN whole THEN 'whole number' ELSE 'number' END,
 			CASE WHEN high = 'Infinity' THEN format('at least %s', low)

@@ -9,6 +9,10 @@
 # roles through SET ROLE (pg_dump/pg_restore --role), so they need no login
 # (pg_virtualenv's clusters ask for passwords).
 set -uo pipefail
+# pg_dump and pg_restore of the installation under test, when it is named
+if [ -n "${PG_CONFIG:-}" ]; then
+	PATH="$("$PG_CONFIG" --bindir):$PATH"
+fi
 tmp=$(mktemp -d)
 OWNER=qidrisk_ops_owner
 STEWARD=qidrisk_ops_steward

@@ -9,7 +9,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(36 + 4);
+SELECT plan(38 + 4);
 
 CREATE TABLE people (age integer, zip text);
 INSERT INTO people SELECT 20 + i % 5, 'z' || i % 3 FROM generate_series(1, 60) i;
@@ -43,6 +43,8 @@ FROM (VALUES
 	($$'people'$$, $$ARRAY['age']$$, '{"min_k": "2"}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"min_k": null}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"min_k": true}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_k": 1e400}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": -1e400}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": -0.1}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": 1.5}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_singleton_share": [0.1]}', '22023'),
