@@ -885,7 +885,11 @@ AS $$
 		(3, 'max_rows_below_k', '{"k": whole number >= 1, "max": number >= 0}',
 		 'rows in classes smaller than k must be at most max'),
 		(4, 'max_birthday_uniqueness', '{"group_size": whole number >= 1, "max": number in [0, 1]}',
-		 'probability that group_size people drawn from the table''s QID distribution are all distinct must be at most max')
+		 'probability that group_size people drawn from the table''s QID distribution are all distinct must be at most max'),
+		(5, 'min_kmap', '{"population": table name, "k": whole number >= 1, "weight": column name (optional), "population_qid": array of column names (optional)}',
+		 'k-map value against the population table (smallest population count of a QID class, see kmap_count) must be at least k'),
+		(6, 'max_qar_risk', '{"max": number in [0, 1], "columns": array of column names (optional, default the QID), "p": whole number >= 1 (default 3), "alpha": number in (0, 1) (default 0.01), "pi_u": number in (0, 1) (default 0.05)}',
+		 'QaR dataset risk T(p, alpha) over the p-column subsets of the columns (see qar_risk) must be at most max')
 	) AS r(o, rule, setting, description)
 	ORDER BY r.o
 $$;
@@ -979,6 +983,52 @@ $$;
 COMMENT ON FUNCTION qidrisk_check_number(text, jsonb, text, double precision, double precision, boolean) IS
 'internal: a validated number from a qid_check policy setting';
 
+-- An optional array of column names in a policy setting; else 22023
+CREATE FUNCTION qidrisk_check_names(rule text, setting jsonb, field text)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := setting -> field;
+BEGIN
+	IF v IS NULL THEN
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'array' OR jsonb_array_length(v) = 0
+	   OR EXISTS (SELECT 1 FROM jsonb_array_elements(v) AS e WHERE jsonb_typeof(e) <> 'string') THEN
+		RAISE EXCEPTION 'policy rule %.% must be a non-empty array of column names, not %', rule, field, v
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN ARRAY(SELECT jsonb_array_elements_text(v));
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_names(text, jsonb, text) IS
+'internal: a validated optional array of column names from a qid_check policy setting';
+
+-- The min_kmap population table; an unqualified name is in the checked table's schema
+CREATE FUNCTION qidrisk_check_population(rel regclass, setting jsonb)
+RETURNS regclass
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	parts text[] := parse_ident(setting ->> 'population');
+BEGIN
+	IF cardinality(parts) = 1 THEN
+		parts := ARRAY[(SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+						WHERE c.oid = rel), parts[1]];
+	END IF;
+	IF cardinality(parts) <> 2 THEN
+		RAISE EXCEPTION 'policy rule min_kmap.population must be a table name, not %', setting -> 'population'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN format('%I.%I', parts[1], parts[2])::regclass;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_population(regclass, jsonb) IS
+'internal: the population table of a min_kmap rule; an unqualified name is looked up in the schema of the checked table';
+
 -- Reject a policy, table or QID qid_check cannot evaluate, before any scan
 CREATE FUNCTION qidrisk_check_validate(rel regclass, qid text[], policy jsonb)
 RETURNS void
@@ -1034,9 +1084,12 @@ BEGIN
 				USING ERRCODE = 'invalid_parameter_value';
 		END IF;
 		IF EXISTS (SELECT 1 FROM jsonb_object_keys(s) AS k
-				   WHERE k NOT IN ('k', 'max', 'group_size')
-				   OR (bad = 'max_rows_below_k' AND k = 'group_size')
-				   OR (bad = 'max_birthday_uniqueness' AND k = 'k')) THEN
+				   WHERE k <> ALL (CASE bad
+									   WHEN 'max_rows_below_k' THEN ARRAY['k', 'max']
+									   WHEN 'max_birthday_uniqueness' THEN ARRAY['group_size', 'max']
+									   WHEN 'min_kmap' THEN ARRAY['population', 'k', 'weight', 'population_qid']
+									   WHEN 'max_qar_risk' THEN ARRAY['max', 'columns', 'p', 'alpha', 'pi_u']
+								   END)) THEN
 			RAISE EXCEPTION 'policy rule % has an unknown setting in %', bad, s
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
@@ -1053,6 +1106,35 @@ BEGIN
 												 'group_size', 1, 9.2e18, true);
 		PERFORM @extschema@.qidrisk_check_number('max_birthday_uniqueness', policy -> 'max_birthday_uniqueness',
 												 'max', 0, 1, false);
+	END IF;
+	IF policy ? 'min_kmap' THEN
+		s := policy -> 'min_kmap';
+		PERFORM @extschema@.qidrisk_check_number('min_kmap', s, 'k', 1, 'Infinity', true);
+		IF jsonb_typeof(s -> 'population') IS DISTINCT FROM 'string' THEN
+			RAISE EXCEPTION 'policy rule min_kmap.population must be a table name, not %',
+				coalesce((s -> 'population')::text, 'missing')
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		PERFORM @extschema@.qidrisk_check_population(rel, s);
+		IF s ? 'weight' AND jsonb_typeof(s -> 'weight') <> 'string' THEN
+			RAISE EXCEPTION 'policy rule min_kmap.weight must be a column name, not %', s -> 'weight'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		PERFORM @extschema@.qidrisk_check_names('min_kmap', s, 'population_qid');
+	END IF;
+	IF policy ? 'max_qar_risk' THEN
+		s := policy -> 'max_qar_risk';
+		PERFORM @extschema@.qidrisk_check_number('max_qar_risk', s, 'max', 0, 1, false);
+		PERFORM @extschema@.qidrisk_check_names('max_qar_risk', s, 'columns');
+		IF s ? 'p' THEN
+			PERFORM @extschema@.qidrisk_check_number('max_qar_risk', s, 'p', 1, 2147483647, true);
+		END IF;
+		IF s ? 'alpha' THEN
+			PERFORM @extschema@.qidrisk_check_number('max_qar_risk', s, 'alpha', 0, 1, false);
+		END IF;
+		IF s ? 'pi_u' THEN
+			PERFORM @extschema@.qidrisk_check_number('max_qar_risk', s, 'pi_u', 0, 1, false);
+		END IF;
 	END IF;
 END
 $$;
@@ -1108,6 +1190,22 @@ BEGIN
 				INTO measured USING (setting ->> 'group_size')::bigint;
 				threshold := (setting ->> 'max')::double precision;
 				passed := measured IS NULL OR measured <= threshold;
+			WHEN 'min_kmap' THEN
+				-- an empty release has no class to find in the population
+				measured := @extschema@.kmap_value(rel, @extschema@.qidrisk_check_population(rel, setting), qid,
+												   setting ->> 'weight',
+												   @extschema@.qidrisk_check_names(r.rule, setting, 'population_qid'));
+				threshold := (setting ->> 'k')::double precision;
+				passed := measured IS NULL OR measured >= threshold;
+			WHEN 'max_qar_risk' THEN
+				SELECT q.risk INTO measured
+				FROM @extschema@.qar_risk(rel,
+										  coalesce(@extschema@.qidrisk_check_names(r.rule, setting, 'columns'), qid),
+										  coalesce((setting ->> 'p')::integer, 3),
+										  coalesce((setting ->> 'alpha')::double precision, 0.01),
+										  coalesce((setting ->> 'pi_u')::double precision, 0.05)) AS q;
+				threshold := (setting ->> 'max')::double precision;
+				passed := measured <= threshold;
 		END CASE;
 		results := results || jsonb_build_object('rule', rule, 'setting', setting, 'measured', measured,
 												  'threshold', threshold, 'passed', passed);

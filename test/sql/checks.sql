@@ -39,6 +39,37 @@ CALL qid_assert('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true
 ROLLBACK;
 SELECT count(*) FROM qidrisk_check_history;
 TRUNCATE qidrisk_check_history;
+-- k-map against a population table (here a census of counts, in the checked table's schema)
+CREATE TABLE census AS
+SELECT birth_year, sex, count(*) * 3 AS people FROM licences GROUP BY birth_year, sex;
+SELECT rule, measured, threshold, passed
+FROM qid_check('licences', ARRAY['birth_year', 'sex'], '{"min_kmap": {"population": "census", "k": 6, "weight": "people"}}');
+-- the same figure as kmap_value, and as a plain-SQL join of the classes
+SELECT kmap_value('licences', 'census', ARRAY['birth_year', 'sex'], 'people') AS kmap,
+	(SELECT min(coalesce(c.people, 0)) FROM (SELECT DISTINCT birth_year, sex FROM licences) r
+	 LEFT JOIN census c ON c.birth_year IS NOT DISTINCT FROM r.birth_year AND c.sex IS NOT DISTINCT FROM r.sex) AS plain_sql;
+-- mapped population column names, and an unknown population
+CREATE TABLE census2 AS SELECT birth_year AS yob, sex AS gender, people FROM census;
+SELECT rule, measured, passed
+FROM qid_check('licences', ARRAY['birth_year', 'sex'],
+			   '{"min_kmap": {"population": "public.census2", "k": 1, "weight": "people", "population_qid": ["yob", "gender"]}}');
+SELECT * FROM qid_check('licences', ARRAY['sex'], '{"min_kmap": {"population": "nope", "k": 1}}');
+SELECT * FROM qid_check('licences', ARRAY['sex'], '{"min_kmap": {"population": "census"}}');
+SELECT * FROM qid_check('licences', ARRAY['sex'], '{"min_kmap": {"population": "census", "k": 2, "weights": "people"}}');
+-- QaR risk over the p-column subsets: the same number as qar_risk
+CREATE TABLE survey AS
+SELECT i AS id, i % 3 AS a, i % 5 AS b, i % 7 AS c, (i * 7) % 11 AS d, (i * 3) % 13 AS e, i % 17 AS f
+FROM generate_series(1, 300) AS i;
+SELECT rule, round(measured::numeric, 6) AS measured, threshold, passed,
+	measured = (SELECT q.risk FROM qar_risk('survey', ARRAY['a', 'b', 'c', 'd', 'e', 'f'], 2, 0.01, 0.3) q)
+		AS equals_qar_risk
+FROM qid_check('survey', ARRAY['a', 'b', 'c', 'd', 'e', 'f'], '{"max_qar_risk": {"max": 0.5, "p": 2, "pi_u": 0.3}}');
+-- "columns" names the candidates when they differ from the QID
+SELECT rule, passed FROM qid_check('survey', ARRAY['a'],
+	'{"max_qar_risk": {"max": 0.01, "columns": ["a", "b", "c", "d", "e", "f"], "p": 2, "pi_u": 0.3}}');
+SELECT * FROM qid_check('licences', ARRAY['sex'], '{"max_qar_risk": {"max": 1.5}}');
+SELECT * FROM qid_check('licences', ARRAY['sex'], '{"max_qar_risk": {"max": 0.5, "columns": "sex"}}');
+DROP TABLE census, census2, survey;
 DROP PROCEDURE nightly_publication_check();
 DROP VIEW recent;
 DROP TABLE licences, empty_licences;
