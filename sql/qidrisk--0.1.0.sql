@@ -636,11 +636,31 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION quantile_bucket_label(anyelement, anyarray) IS
 'bucket of a value as text "[lower,upper)" in the type''s output format';
 
+-- The bucket, once cuts and representatives are known to pair up one to one
+CREATE FUNCTION qidrisk_representative_index(bucket integer, ncuts integer, nrepresentatives integer)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF ncuts IS DISTINCT FROM nrepresentatives THEN
+		RAISE EXCEPTION 'representatives must have one element per cut (%), not %',
+			coalesce(ncuts, 0), coalesce(nrepresentatives, 0)
+			USING ERRCODE = 'array_subscript_error',
+				  HINT = 'Use quantile_medians or quantile_means over the same cuts.';
+	END IF;
+	RETURN bucket;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_representative_index(integer, integer, integer) IS
+'internal: a bucket number, after checking there is one representative per cut';
+
 CREATE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
 RETURNS anycompatible
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT representatives[@extschema@.quantile_bucket(value, cuts)] $$;
+AS $$ SELECT representatives[@extschema@.qidrisk_representative_index(@extschema@.quantile_bucket(value, cuts),
+																		cardinality(cuts), cardinality(representatives))] $$;
 COMMENT ON FUNCTION quantile_bucket_value(anyelement, anyarray, anycompatiblearray) IS
 'representative of a value''s bucket (from quantile_medians or quantile_means)';
 

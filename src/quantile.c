@@ -819,6 +819,7 @@ typedef struct MappingCache
 	ValueType  *vt;
 	struct varatt_external stored;	/* the TOAST pointer of the cuts read */
 	ArrayType  *detoasted;		/* those cuts, detoasted once */
+	ArrayType  *checked;		/* a copy of the last inline cuts found valid */
 	int32	   *lookup;			/* integer or date cuts: bucket of first + i */
 	int32		lookup_first;
 	int32		lookup_size;
@@ -900,12 +901,23 @@ MappingCuts(FunctionCallInfo fcinfo, const char *funcname, ValueType **vt_out)
 			MemoryContextSwitchTo(old);
 			cache->stored = pointer;
 			CheckCutsArray(cache->detoasted, type);
+			CheckCutsAscending(cache->vt, cache->detoasted);
 			BuildLookup(cache, fcinfo->flinfo->fn_mcxt);
 		}
 		return cache->detoasted;
 	}
 	cuts = DatumGetArrayTypeP(PointerGetDatum(raw));
-	CheckCutsArray(cuts, type);
+	/* the same cuts on every row are checked once, not once per row */
+	if (cache->checked == NULL || VARSIZE(cache->checked) != VARSIZE(cuts) ||
+		memcmp(cache->checked, cuts, VARSIZE(cuts)) != 0)
+	{
+		CheckCutsArray(cuts, type);
+		CheckCutsAscending(cache->vt, cuts);
+		if (cache->checked != NULL)
+			pfree(cache->checked);
+		cache->checked = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, VARSIZE(cuts));
+		memcpy(cache->checked, cuts, VARSIZE(cuts));
+	}
 	return cuts;
 }
 

@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(50 + 2);
+SELECT plan(54 + 2);
 
 CREATE TABLE places (child text, parent text);
 INSERT INTO places VALUES ('02138', 'Cambridge'), ('02139', 'Cambridge'), ('02446', 'Brookline'),
@@ -71,6 +71,11 @@ FROM (VALUES
 	('SELECT quantile_bucket(1, ARRAY[1.5])', '42883', 'quantile_bucket: cuts of another type'),
 	('SELECT quantile_bucket(1, ARRAY[1, NULL])', '22004', 'quantile_bucket: NULL in cuts'),
 	('SELECT quantile_bucket_label(5, ARRAY[1, NULL])', '22004', 'quantile_bucket_label: NULL in cuts'),
+	('SELECT quantile_bucket(5, ARRAY[3, 1])', '22023', 'quantile_bucket: descending cuts'),
+	('SELECT quantile_bucket_range(5, ARRAY[1, 1, 3])', '22023', 'quantile_bucket_range: repeated cut'),
+	('SELECT quantile_bucket(x, (SELECT array_agg(-g ORDER BY g) FROM generate_series(1, 3000) g)) FROM generate_series(1, 3) x',
+	 '22023', 'quantile_bucket: 3,000 descending cuts'),
+	('SELECT quantile_bucket_value(5, ARRAY[1, 4], ARRAY[1])', '2202E', 'quantile_bucket_value: fewer representatives than cuts'),
 	('SELECT quantile_cuts_approx(x, 2, 0, 0.5) FROM generate_series(1, 3) AS x', '22023', 'quantile_cuts_approx: eps 0'),
 	('SELECT quantile_cuts_approx(x, 2, 0.1, 1) FROM generate_series(1, 3) AS x', '22023', 'quantile_cuts_approx: delta 1'),
 	('SELECT quantile_sample_size(0, 0.5)', '22023', 'quantile_sample_size: eps 0'),
