@@ -3,6 +3,7 @@ EXTENSION = qidrisk
 MODULE_big = qidrisk
 OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqstate.o src/frequency.o src/birthday.o src/distribution.o src/anonymity.o src/quantile.o src/clustering.o src/sample.o src/utility.o
 OBJS += src/qidsearch.o
+src/qidsearch.o: src/qidsearch_refine.h
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)
