@@ -26,6 +26,7 @@ include $(PGXS)
 
 # every C file includes the shared header
 $(OBJS): src/qidrisk.h
+src/qidsearch.o: src/qidsearch_refine.h
 
 .PHONY: prove
 prove:

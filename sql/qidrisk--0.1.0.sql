@@ -1302,7 +1302,7 @@ RETURNS TABLE (columns text[], size integer, singletons bigint, singleton_share 
 			   classes bigint, is_identifier boolean, is_minimal_identifier boolean,
 			   is_best boolean, rows bigint, rows_dropped bigint)
 AS 'MODULE_PATHNAME', 'qidrisk_qid_search'
-LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
 'singletons and classes of every subset of the candidate columns (one scan, stripped partitions), best quasi-identifier first';
 
