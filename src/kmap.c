@@ -490,6 +490,9 @@ ProbeCreate(MemoryContext context, const char *bytes, int64 nkeys)
 	{
 		QidFingerprint fp;
 
+		if ((k & KMAP_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+
 		memcpy(&fp, bytes + k * sizeof(QidFingerprint), sizeof(QidFingerprint));
 		ProbeKey(&fp);
 		probe->keys[ProbeBucket(probe, &fp)] = fp;
@@ -729,6 +732,8 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 	{
 		QidFingerprint fp = entry->key;
 
+		if ((++state->scanned & KMAP_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
 		ProbeKey(&fp);
 		entry->population = probe->sums[ProbeBucket(probe, &fp)];
 	}

@@ -12,7 +12,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(5 * 8 + 3 + 1 + 9 + 6 + 27 + 2);
+SELECT plan(5 * 8 + 3 + 1 + 9 + 6 + 28 + 2);
 
 CREATE COLLATION pg_temp.ci (provider = icu, locale = '@colStrength=secondary', deterministic = false);
 
@@ -332,6 +332,19 @@ CREATE TABLE big AS SELECT i FROM generate_series(1, 20000) i;
 SELECT throws_ok($$SELECT * FROM kmap_count('big', 'big', ARRAY['i'])$$, '54000', NULL, 'classes past qidrisk.max_state_memory');
 RESET qidrisk.max_state_memory;
 SELECT is((SELECT count(*) FROM kmap_count('big', 'big', ARRAY['i'])), 20000::bigint, 'within the default budget it runs');
+CREATE TABLE bigger AS SELECT i, i % 7 AS j FROM generate_series(1, 400000) i;
+-- (throws_ok's WHEN OTHERS does not catch a cancellation)
+CREATE FUNCTION pg_temp.cancelled() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count(*) FROM kmap_count('bigger', 'bigger', ARRAY['i', 'j']);
+	RETURN 'finished';
+EXCEPTION WHEN query_canceled THEN
+	RETURN SQLSTATE;
+END
+$$;
+SET LOCAL statement_timeout = '30ms';
+SELECT is(pg_temp.cancelled(), '57014', 'kmap_count can be cancelled (statement_timeout)');
+SET LOCAL statement_timeout = 0;
 SELECT is((SELECT ROW((SELECT md5(string_agg(r::text, ',' ORDER BY r::text)) FROM rel r),
 					  (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM pop p))::text),
 		  (SELECT ROW(rel_sum, pop_sum)::text FROM snapshot), 'bad calls changed nothing');
