@@ -124,6 +124,8 @@ other draws of the same law, so some of its classes are absent from the populati
 B: the plain-SQL equivalent, the release's `GROUP BY` `LEFT JOIN`ed with the population's `GROUP BY`.
 Server defaults (work_mem {settings[0]}, max_parallel_workers_per_gather {settings[1]},
 qidrisk.max_state_memory {settings[2]}); one warm-up run each, then {runs} timed runs, interleaved A, B, A, B, ...
+The planner runs both in parallel (A's population scan is the parallel aggregate `qidrisk_kmap_probe`).
+On a shared machine absolute times are noise; the ratio of the interleaved runs is the figure to read.
 
 Goal: A/B <= 0.5. Result: A/B = **{ratio:.2f}** - **{'met' if ratio <= 0.5 else 'not met'}**.
 

@@ -1308,6 +1308,40 @@ COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
 
 -- ==== k-map and weighted-sample risk (issue 6) ====
 
+-- The population scan of kmap_count: an aggregate, so that it can run in
+-- parallel workers; its final value is the sum table of the release's classes
+CREATE FUNCTION qidrisk_kmap_probe_transfn(internal, bytea, double precision, VARIADIC "any")
+RETURNS internal AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_kmap_probe_transfn(internal, bytea, double precision, VARIADIC "any") IS
+'internal: transition function of qidrisk_kmap_probe';
+CREATE FUNCTION qidrisk_kmap_probe_combine(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_kmap_probe_combine(internal, internal) IS
+'internal: combine function of qidrisk_kmap_probe';
+CREATE FUNCTION qidrisk_kmap_probe_serialize(internal)
+RETURNS bytea AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_kmap_probe_serialize(internal) IS
+'internal: serialization function of qidrisk_kmap_probe';
+CREATE FUNCTION qidrisk_kmap_probe_deserialize(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_kmap_probe_deserialize(bytea, internal) IS
+'internal: deserialization function of qidrisk_kmap_probe';
+CREATE FUNCTION qidrisk_kmap_probe_final(internal)
+RETURNS bytea AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_kmap_probe_final(internal) IS
+'internal: final function of qidrisk_kmap_probe';
+CREATE AGGREGATE qidrisk_kmap_probe(keys bytea, weight double precision, VARIADIC qid "any") (
+	SFUNC = qidrisk_kmap_probe_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_kmap_probe_final,
+	COMBINEFUNC = qidrisk_kmap_probe_combine,
+	SERIALFUNC = qidrisk_kmap_probe_serialize,
+	DESERIALFUNC = qidrisk_kmap_probe_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE qidrisk_kmap_probe(bytea, double precision, VARIADIC "any") IS
+'internal to kmap_count: sums the weights of the rows whose QID fingerprint is one of keys, as a table laid out by those keys';
+
 CREATE FUNCTION kmap_count(release regclass, population regclass, qid text[],
 						   population_weight text DEFAULT NULL,
 						   population_qid text[] DEFAULT NULL)

@@ -102,7 +102,6 @@ typedef struct KmapState
 	Oid		   *collations;
 	int16	   *typlens;
 	bool	   *typbyvals;
-	bool		weighted;		/* the current scan returns a weight last */
 	QidHasher  *hasher;
 	kmaphash_hash *classes;
 	MemoryContext context;		/* the table, the values, the jsonb */
@@ -112,7 +111,6 @@ typedef struct KmapState
 	JsonbValue *keys;			/* the column names, as jsonb strings */
 	ValueJson  *json;			/* how each column becomes a jsonb value */
 	MemoryContext scratch;		/* one class's jsonb under construction */
-	struct KmapProbe *probe;	/* during the population scan */
 	Tuplestorestate *output;	/* kmap_row_counts writes its rows here */
 	TupleDesc	output_desc;
 	bool		keep_jsonb;		/* build each class's jsonb once and keep it */
@@ -126,11 +124,14 @@ typedef struct KmapState
  * addressing with linear probing over 16-byte keys (no status byte: the
  * all-zero key marks an empty bucket), the matched sums in a parallel array
  * touched only on a hit, and a batch of fingerprints whose buckets are
- * prefetched while the previous ones are compared.
+ * prefetched while the previous ones are compared.  The population is
+ * scanned by the aggregate qidrisk_kmap_probe, so PostgreSQL may split the
+ * scan over parallel workers: every worker lays the same keys out the same
+ * way, and partial states add their sums bucket by bucket.
  */
 typedef struct KmapProbe
 {
-	QidFingerprint *keys;
+	QidFingerprint *keys;		/* NULL in a deserialized state: sums only */
 	double	   *sums;
 	uint64		mask;
 	double		bytes;
@@ -151,17 +152,23 @@ typedef struct KmapReceiver
 
 /* Stop with an error naming the setting that bounds the classes' memory */
 static void
-KmapBudgetExceeded(KmapState *state, double bytes)
+ReportKmapBudget(const char *funcname, int64 classes, double bytes, Size budget)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("%s: the release's classes exceed qidrisk.max_state_memory",
-					state->funcname),
+					funcname),
 			 errdetail("The release has at least " INT64_FORMAT " classes, which would "
 					   "take %.0f kB; the budget is %zu kB.",
-					   (int64) state->classes->members, ceil(bytes / 1024.0),
-					   state->budget / 1024),
+					   classes, ceil(bytes / 1024.0), budget / 1024),
 			 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1).")));
+}
+
+/* The same, for the release's class table */
+static void
+KmapBudgetExceeded(KmapState *state, double bytes)
+{
+	ReportKmapBudget(state->funcname, (int64) state->classes->members, bytes, state->budget);
 }
 
 /* Read a text[] argument into C strings; NULL elements and empty arrays are errors */
@@ -358,7 +365,7 @@ static inline void
 SlotFingerprint(KmapState *state, TupleTableSlot *slot, NullableDatum *values,
 				QidFingerprint *fp)
 {
-	slot_getsomeattrs(slot, state->ncolumns + (state->weighted ? 1 : 0));
+	slot_getsomeattrs(slot, state->ncolumns);
 	for (int i = 0; i < state->ncolumns; i++)
 	{
 		values[i].value = slot->tts_values[i];
@@ -453,33 +460,44 @@ ProbeBucket(const KmapProbe *probe, const QidFingerprint *fp)
 	return i;
 }
 
-/* Lay the release's classes out for probing, within the budget */
-static void
-ProbeBuild(KmapState *state)
+/* Allocate the buckets of a probe table of size buckets, within the budget */
+static KmapProbe *
+ProbeAllocate(MemoryContext context, uint64 size, bool with_keys, int64 classes)
 {
-	KmapProbe  *probe = MemoryContextAllocZero(state->context, sizeof(KmapProbe));
-	uint64		size = pg_nextpower2_64(Max((uint64) state->classes->members * 3 / 2 + 1, 64));
-	kmaphash_iterator it;
-	KmapClass  *entry;
+	KmapProbe  *probe = MemoryContextAllocZero(context, sizeof(KmapProbe));
+	Size		budget = QidStateMemoryBudget();
 
-	probe->bytes = (double) size * (sizeof(QidFingerprint) + sizeof(double));
-	if (state->memory + probe->bytes > (double) state->budget)
-		KmapBudgetExceeded(state, state->memory + probe->bytes);
-	state->memory += probe->bytes;
+	probe->bytes = (double) size * ((with_keys ? sizeof(QidFingerprint) : 0) + sizeof(double));
+	if (probe->bytes > (double) budget)
+		ReportKmapBudget("kmap_count", classes, probe->bytes, budget);
 	probe->mask = size - 1;
-	probe->keys = MemoryContextAllocExtended(state->context, size * sizeof(QidFingerprint),
+	if (with_keys)
+		probe->keys = MemoryContextAllocExtended(context, size * sizeof(QidFingerprint),
+												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	probe->sums = MemoryContextAllocExtended(context, size * sizeof(double),
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	probe->sums = MemoryContextAllocExtended(state->context, size * sizeof(double),
-											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	kmaphash_start_iterate(state->classes, &it);
-	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
-	{
-		QidFingerprint fp = entry->key;
+	return probe;
+}
 
+/* Lay out the nkeys fingerprints at bytes (unaligned) in a probe table */
+static KmapProbe *
+ProbeCreate(MemoryContext context, const char *bytes, int64 nkeys)
+{
+	uint64		size = pg_nextpower2_64(Max((uint64) nkeys * 3 / 2 + 1, 64));
+	KmapProbe  *probe = ProbeAllocate(context, size, true, nkeys);
+
+	for (int64 k = 0; k < nkeys; k++)
+	{
+		QidFingerprint fp;
+
+		if ((k & KMAP_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+
+		memcpy(&fp, bytes + k * sizeof(QidFingerprint), sizeof(QidFingerprint));
 		ProbeKey(&fp);
 		probe->keys[ProbeBucket(probe, &fp)] = fp;
 	}
-	state->probe = probe;
+	return probe;
 }
 
 /* Add the batched population rows to the classes they match */
@@ -496,57 +514,67 @@ ProbeFlush(KmapProbe *probe)
 	probe->nbatch = 0;
 }
 
-/* Move the sums into the classes and release the probe table */
-static void
-ProbeFinish(KmapState *state)
+/* Probe a state's pending rows, if it has any */
+static KmapProbe *
+ProbeSettled(KmapProbe *probe)
 {
-	KmapProbe  *probe = state->probe;
-	kmaphash_iterator it;
-	KmapClass  *entry;
-
-	ProbeFlush(probe);
-	kmaphash_start_iterate(state->classes, &it);
-	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
-	{
-		QidFingerprint fp = entry->key;
-
-		ProbeKey(&fp);
-		entry->population = probe->sums[ProbeBucket(probe, &fp)];
-	}
-	pfree(probe->keys);
-	pfree(probe->sums);
-	state->memory -= probe->bytes;
-	pfree(probe);
-	state->probe = NULL;
+	if (probe->keys != NULL)
+		ProbeFlush(probe);
+	return probe;
 }
 
-/* Queue one population row (or its weight) for the class it may match */
-static void
-PopulationRow(KmapState *state, TupleTableSlot *slot)
+PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_combine);
+PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_serialize);
+PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_deserialize);
+PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_final);
+
+/*
+ * qidrisk_kmap_probe(keys bytea, weight float8, VARIADIC qid): add each row's
+ * weight to the release class (one of keys) its QID falls in.
+ */
+Datum
+qidrisk_kmap_probe_transfn(PG_FUNCTION_ARGS)
 {
-	NullableDatum values[KMAP_MAX_COLUMNS];
-	KmapProbe  *probe = state->probe;
-	QidFingerprint *fp = &probe->batch[probe->nbatch];
-	double		weight = 1.0;
+	KmapProbe  *probe;
+	QidHasher  *hasher;
+	QidFingerprint *fp;
+	double		weight;
 
-	SlotFingerprint(state, slot, values, fp);
-	if (state->weighted)
+	if (PG_ARGISNULL(0))
 	{
-		int			w = state->ncolumns;
+		MemoryContext aggcontext = AggregateContext(fcinfo);
+		bytea	   *keys;
 
-		if (slot->tts_isnull[w])
+		if (PG_ARGISNULL(1))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s: population weight must not be NULL", state->funcname),
-					 errdetail("Row " INT64_FORMAT " of the population scan has a NULL weight.",
-							   state->scanned)));
-		weight = DatumGetFloat8(slot->tts_values[w]);
-		if (!(weight >= 0.0) || isinf(weight))
+					 errmsg("qidrisk_kmap_probe: keys must not be NULL")));
+		keys = PG_GETARG_BYTEA_PP(1);
+		if (VARSIZE_ANY_EXHDR(keys) % sizeof(QidFingerprint) != 0)
 			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: population weight must be a finite number at least 0, not %g",
-							state->funcname, weight)));
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("qidrisk_kmap_probe: keys must be whole 16-byte fingerprints")));
+		probe = ProbeCreate(aggcontext, VARDATA_ANY(keys),
+							VARSIZE_ANY_EXHDR(keys) / sizeof(QidFingerprint));
 	}
+	else
+		probe = (KmapProbe *) PG_GETARG_POINTER(0);
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kmap_count: population weight must not be NULL")));
+	weight = PG_GETARG_FLOAT8(2);
+	if (!(weight >= 0.0) || isinf(weight))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kmap_count: population weight must be a finite number at least 0, not %g",
+						weight)));
+
+	hasher = QidHasherGet(fcinfo, 3, -1, "kmap_count");
+	fp = &probe->batch[probe->nbatch];
+	QidFingerprintRow(hasher, fcinfo, fp);
 	ProbeKey(fp);
 #ifdef __GNUC__
 	__builtin_prefetch(&probe->keys[fp->lo & probe->mask]);
@@ -554,6 +582,167 @@ PopulationRow(KmapState *state, TupleTableSlot *slot)
 	probe->weights[probe->nbatch] = weight;
 	if (++probe->nbatch == PROBE_BATCH)
 		ProbeFlush(probe);
+	PG_RETURN_POINTER(probe);
+}
+
+/* Add two partial states' sums (laid out alike), into the aggregate context */
+Datum
+qidrisk_kmap_probe_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+	KmapProbe  *into = PG_ARGISNULL(0) ? NULL : ProbeSettled((KmapProbe *) PG_GETARG_POINTER(0));
+	KmapProbe  *from = PG_ARGISNULL(1) ? NULL : ProbeSettled((KmapProbe *) PG_GETARG_POINTER(1));
+
+	if (from == NULL)
+	{
+		if (into == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(into);
+	}
+	if (into == NULL)
+	{
+		into = ProbeAllocate(aggcontext, from->mask + 1, false, 0);
+		memcpy(into->sums, from->sums, (from->mask + 1) * sizeof(double));
+		PG_RETURN_POINTER(into);
+	}
+	if (into->mask != from->mask)
+		elog(ERROR, "qidrisk_kmap_probe: partial states of different sizes");
+	for (uint64 i = 0; i <= into->mask; i++)
+		into->sums[i] += from->sums[i];
+	PG_RETURN_POINTER(into);
+}
+
+/* The sums as bytes: a format version, then one float8 per bucket */
+static bytea *
+ProbeSums(KmapProbe *probe, bool with_version)
+{
+	Size		length = (probe->mask + 1) * sizeof(double) + (with_version ? 1 : 0);
+	bytea	   *result = palloc(VARHDRSZ + length);
+	char	   *out = VARDATA(result);
+
+	SET_VARSIZE(result, VARHDRSZ + length);
+	if (with_version)
+		*out++ = QIDRISK_STATE_FORMAT_VERSION;
+	memcpy(out, probe->sums, (probe->mask + 1) * sizeof(double));
+	return result;
+}
+
+Datum
+qidrisk_kmap_probe_serialize(PG_FUNCTION_ARGS)
+{
+	(void) AggregateContext(fcinfo);
+	PG_RETURN_BYTEA_P(ProbeSums(ProbeSettled((KmapProbe *) PG_GETARG_POINTER(0)), true));
+}
+
+Datum
+qidrisk_kmap_probe_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo);
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+	const char *in = VARDATA_ANY(bytes);
+	Size		length = VARSIZE_ANY_EXHDR(bytes);
+	uint64		size = (length - 1) / sizeof(double);
+	KmapProbe  *probe;
+
+	if (length < 1 + sizeof(double) || in[0] != QIDRISK_STATE_FORMAT_VERSION ||
+		(length - 1) % sizeof(double) != 0 || (size & (size - 1)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid qidrisk k-map probe state")));
+	probe = ProbeAllocate(aggcontext, size, false, 0);
+	memcpy(probe->sums, in + 1, size * sizeof(double));
+	PG_RETURN_POINTER(probe);
+}
+
+/* The final sums, one float8 per bucket of the layout of the keys */
+Datum
+qidrisk_kmap_probe_final(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	PG_RETURN_BYTEA_P(ProbeSums(ProbeSettled((KmapProbe *) PG_GETARG_POINTER(0)), false));
+}
+
+/*
+ * Count the population into the release's classes: hand the classes'
+ * fingerprints to qidrisk_kmap_probe over the population, lay them out the
+ * same way here, and read each class's sum from its bucket.
+ */
+static void
+ProbePopulation(KmapState *state, const char *population_name, char **population_names,
+				const char *weight_name, Oid schema)
+{
+	int64		nkeys = (int64) state->classes->members;
+	Size		keys_length = nkeys * sizeof(QidFingerprint);
+	bytea	   *keys;
+	char	   *out;
+	KmapProbe  *probe;
+	kmaphash_iterator it;
+	KmapClass  *entry;
+	StringInfoData query;
+	Oid			argtypes[1] = {BYTEAOID};
+	Datum		args[1];
+	int			rc;
+
+	state->memory += keys_length;
+	if (state->memory > (double) state->budget)
+		KmapBudgetExceeded(state, state->memory);
+	keys = MemoryContextAllocExtended(state->context, VARHDRSZ + keys_length, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(keys, VARHDRSZ + keys_length);
+	out = VARDATA(keys);
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		memcpy(out, &entry->key, sizeof(QidFingerprint));
+		out += sizeof(QidFingerprint);
+	}
+	probe = ProbeCreate(state->context, VARDATA(keys), nkeys);
+	if (state->memory + probe->bytes > (double) state->budget)
+		KmapBudgetExceeded(state, state->memory + probe->bytes);
+
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT %s.qidrisk_kmap_probe($1, ",
+					 quote_identifier(get_namespace_name(schema)));
+	if (weight_name != NULL)
+		appendStringInfo(&query, "%s::pg_catalog.float8, ", quote_identifier(weight_name));
+	else
+		appendStringInfoString(&query, "1::pg_catalog.float8, ");
+	AppendColumns(&query, population_names, state->ncolumns);
+	appendStringInfo(&query, ") FROM %s", population_name);
+	args[0] = PointerGetDatum(keys);
+	rc = SPI_execute_with_args(query.data, 1, argtypes, args, NULL, true, 0);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "kmap_count: the population scan returned %s", SPI_result_code_string(rc));
+	{
+		bool		isnull;
+		Datum		sums = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		/* no population rows: every class counts 0 */
+		if (!isnull)
+		{
+			bytea	   *b = DatumGetByteaPP(sums);
+
+			if (VARSIZE_ANY_EXHDR(b) != (probe->mask + 1) * sizeof(double))
+				elog(ERROR, "kmap_count: the population scan returned a sum table of another size");
+			memcpy(probe->sums, VARDATA_ANY(b), (probe->mask + 1) * sizeof(double));
+		}
+	}
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		QidFingerprint fp = entry->key;
+
+		if ((++state->scanned & KMAP_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		ProbeKey(&fp);
+		entry->population = probe->sums[ProbeBucket(probe, &fp)];
+	}
+	SPI_freetuptable(SPI_tuptable);
+	pfree(probe->keys);
+	pfree(probe->sums);
+	pfree(probe);
+	pfree(keys);
+	state->memory -= keys_length;
 }
 
 /* Choose how column i's values become jsonb values */
@@ -829,17 +1018,8 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	KmapScan(state, query.data, ReleaseRow);
 
 	/* one pass over the population */
-	resetStringInfo(&query);
-	appendStringInfoString(&query, "SELECT ");
-	AppendColumns(&query, population_names, state->ncolumns);
-	if (weight_name != NULL)
-		appendStringInfo(&query, ", %s::pg_catalog.float8", quote_identifier(weight_name));
-	appendStringInfo(&query, " FROM %s", population_name);
-	state->weighted = (weight_name != NULL);
-	ProbeBuild(state);
-	KmapScan(state, query.data, PopulationRow);
-	ProbeFinish(state);
-	state->weighted = false;	/* only the population scan returns a weight */
+	ProbePopulation(state, population_name, population_names, weight_name,
+					get_func_namespace(fcinfo->flinfo->fn_oid));
 	return state;
 }
 

@@ -12,7 +12,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(5 * 8 + 1 + 9 + 6 + 27 + 2);
+SELECT plan(5 * 8 + 3 + 1 + 9 + 6 + 28 + 2);
 
 CREATE COLLATION pg_temp.ci (provider = icu, locale = '@colStrength=secondary', deterministic = false);
 
@@ -135,6 +135,38 @@ SELECT pg_temp.check_seed(0.22, 1500, 800);
 SELECT pg_temp.check_seed(0.33, 30, 20000);
 SELECT pg_temp.check_seed(0.44, 2000, 2000);
 SELECT pg_temp.check_seed(-0.55, 90, 0);
+
+-- The population scan in launched parallel workers (partial states combined,
+-- some of them empty) gives the same figures
+CREATE FUNCTION pg_temp.workers_launched(query text) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	launched integer := 0;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+		IF line ~ 'Workers Launched: ' THEN
+			launched := launched + substring(line from 'Workers Launched: (\d+)')::integer;
+		END IF;
+	END LOOP;
+	RETURN launched;
+END
+$$;
+SELECT pg_temp.make_tables(0.77, 2000, 30000);
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL parallel_leader_participation = off;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT cmp_ok(pg_temp.workers_launched($$SELECT qidrisk_kmap_probe('\x'::bytea, pw::float8, pa, pc, pd) FROM pop$$),
+			  '>', 0, 'the population scan runs in parallel workers here');
+SELECT is(pg_temp.class_difference(false), 0::bigint, 'parallel population scan: counts = LEFT JOIN of GROUP BYs');
+SELECT is(pg_temp.class_difference(true), 0::bigint, 'parallel population scan: weights = LEFT JOIN of GROUP BYs');
+SET LOCAL parallel_setup_cost = DEFAULT;
+SET LOCAL parallel_tuple_cost = DEFAULT;
+SET LOCAL min_parallel_table_scan_size = DEFAULT;
+SET LOCAL parallel_leader_participation = DEFAULT;
+SET LOCAL max_parallel_workers_per_gather = DEFAULT;
 
 -- class is exactly jsonb_build_object of the release's values, for many types
 CREATE TYPE pg_temp.pair AS (x int, y text);
@@ -300,6 +332,19 @@ CREATE TABLE big AS SELECT i FROM generate_series(1, 20000) i;
 SELECT throws_ok($$SELECT * FROM kmap_count('big', 'big', ARRAY['i'])$$, '54000', NULL, 'classes past qidrisk.max_state_memory');
 RESET qidrisk.max_state_memory;
 SELECT is((SELECT count(*) FROM kmap_count('big', 'big', ARRAY['i'])), 20000::bigint, 'within the default budget it runs');
+CREATE TABLE bigger AS SELECT i, i % 7 AS j FROM generate_series(1, 400000) i;
+-- (throws_ok's WHEN OTHERS does not catch a cancellation)
+CREATE FUNCTION pg_temp.cancelled() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count(*) FROM kmap_count('bigger', 'bigger', ARRAY['i', 'j']);
+	RETURN 'finished';
+EXCEPTION WHEN query_canceled THEN
+	RETURN SQLSTATE;
+END
+$$;
+SET LOCAL statement_timeout = '30ms';
+SELECT is(pg_temp.cancelled(), '57014', 'kmap_count can be cancelled (statement_timeout)');
+SET LOCAL statement_timeout = 0;
 SELECT is((SELECT ROW((SELECT md5(string_agg(r::text, ',' ORDER BY r::text)) FROM rel r),
 					  (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM pop p))::text),
 		  (SELECT ROW(rel_sum, pop_sum)::text FROM snapshot), 'bad calls changed nothing');
