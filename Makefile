@@ -5,6 +5,7 @@ OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqstate.o src/frequ
 OBJS += src/qidsearch.o
 OBJS += src/gpd.o
 OBJS += src/qar.o
+src/qidsearch.o: src/qidsearch_refine.h
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

@@ -882,9 +882,350 @@ RETURNS TABLE (columns text[], size integer, singletons bigint, singleton_share 
 			   classes bigint, is_identifier boolean, is_minimal_identifier boolean,
 			   is_best boolean, rows bigint, rows_dropped bigint)
 AS 'MODULE_PATHNAME', 'qidrisk_qid_search'
-LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
 'singletons and classes of every subset of the candidate columns (one scan, stripped partitions), best quasi-identifier first';
+
+-- The rows qid_search and qid_generalize drop as incomplete: a NULL, or an
+-- empty string of a string type, in any QID column; the WHERE clause keeping the others
+CREATE FUNCTION qidrisk_complete_filter(rel regclass, qid text[])
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(string_agg(CASE WHEN t.typcategory = 'S'
+									THEN format('(%1$I IS NOT NULL AND %1$I <> %2$L)', u.c, '')
+									ELSE format('%I IS NOT NULL', u.c) END, ' AND ' ORDER BY u.o), 'true')
+	FROM unnest(qid) WITH ORDINALITY u(c, o)
+	JOIN pg_attribute a ON a.attrelid = rel AND a.attname = u.c
+	JOIN pg_type t ON t.oid = a.atttypid
+$$;
+COMMENT ON FUNCTION qidrisk_complete_filter(regclass, text[]) IS
+'internal: the WHERE clause keeping the rows without a NULL or empty QID value';
+
+-- The query behind a generalization what-if: the QID columns (or every column)
+-- of rel with the generalized ones replaced, and whether the row was modified
+CREATE FUNCTION qidrisk_generalization_query(rel regclass, qid text[], whatif jsonb,
+											 drop_incomplete boolean, all_columns boolean,
+											 funcname text)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	gens jsonb;
+	is_local boolean;
+	col text;
+	spec jsonb;
+	kinds text[];
+	k integer;
+	filter text := 'true';
+	qidlist text;
+	base text;
+	cols text[];
+	exprs text[] := '{}';
+	mods text[] := '{}';
+	joins text := '';
+	n integer := 0;
+	coltype text;
+	g text;
+	orig text;
+	cuts text;
+	means text;
+	map_rel regclass;
+	from_col text;
+	to_col text;
+	to_type text;
+	bad text;
+BEGIN
+	IF rel IS NULL OR qid IS NULL OR whatif IS NULL OR drop_incomplete IS NULL THEN
+		RAISE EXCEPTION '% needs a table, QID columns and a generalization', funcname
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF cardinality(qid) = 0 THEN
+		RAISE EXCEPTION '% needs at least one QID column', funcname
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	SELECT c INTO bad FROM unnest(qid) AS c
+	WHERE c IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = rel
+								   AND a.attname = c AND a.attnum > 0 AND NOT a.attisdropped)
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'column "%" does not exist in %', bad, rel
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF (SELECT count(DISTINCT c) FROM unnest(qid) c) <> cardinality(qid) THEN
+		RAISE EXCEPTION '%: a QID column is listed twice', funcname
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	gens := whatif -> 'columns';
+	IF jsonb_typeof(whatif) <> 'object' OR gens IS NULL OR jsonb_typeof(gens) <> 'object'
+	   OR gens = '{}'::jsonb THEN
+		RAISE EXCEPTION '%: a generalization must be an object with a non-empty "columns" object', funcname
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('Got %s.', whatif),
+				  HINT = 'For example {"name": "S_loc", "local": true, "columns": {"sex": {"constant": "*"}}}.';
+	END IF;
+	BEGIN
+		is_local := coalesce((whatif ->> 'local')::boolean, false);
+	EXCEPTION WHEN invalid_text_representation THEN
+		RAISE EXCEPTION '%: "local" must be true or false', funcname
+			USING ERRCODE = 'invalid_parameter_value';
+	END;
+	SELECT c INTO bad FROM jsonb_object_keys(gens) AS c WHERE c <> ALL (qid) LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION '%: column "%" is generalized but not part of the QID', funcname, bad
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	qidlist := (SELECT string_agg(quote_ident(c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY u(c, o));
+	IF drop_incomplete THEN
+		filter := @extschema@.qidrisk_complete_filter(rel, qid);
+	END IF;
+	IF all_columns THEN
+		SELECT array_agg(a.attname::text ORDER BY a.attnum) INTO cols
+		FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+		base := format('SELECT * FROM %s WHERE %s', rel, filter);
+	ELSE
+		cols := qid;
+		base := format('SELECT %s FROM %s WHERE %s', qidlist, rel, filter);
+	END IF;
+	IF is_local THEN
+		-- the rows that are singletons under the whole QID
+		base := format('SELECT b.*, count(*) OVER (PARTITION BY %s) = 1 AS qidrisk_single FROM (%s) b',
+					   qidlist, base);
+	END IF;
+
+	FOREACH col IN ARRAY cols LOOP
+		spec := gens -> col;
+		IF spec IS NULL THEN
+			exprs := exprs || format('b.%I', col);
+			CONTINUE;
+		END IF;
+		n := n + 1;
+		SELECT format_type(a.atttypid, NULL) INTO coltype
+		FROM pg_attribute a WHERE a.attrelid = rel AND a.attname = col;
+		IF jsonb_typeof(spec) <> 'object' THEN
+			spec := '{}';
+		END IF;
+		kinds := ARRAY(SELECT x FROM jsonb_object_keys(spec) x
+					   WHERE x IN ('map', 'constant', 'range', 'mean'));
+		IF cardinality(kinds) <> 1 THEN
+			RAISE EXCEPTION '%: column "%" needs exactly one of map, constant, range or mean', funcname, col
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = format('Got %s.', gens -> col);
+		END IF;
+		CASE kinds[1]
+		WHEN 'constant' THEN
+			IF jsonb_typeof(spec -> 'constant') NOT IN ('string', 'number', 'boolean') THEN
+				RAISE EXCEPTION '%: the constant of column "%" must be a string or a number', funcname, col
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			g := format('%L::text', spec ->> 'constant');
+			orig := format('b.%I::text', col);
+		WHEN 'map' THEN
+			-- an OID, a qualified name, or a name in rel's schema (this function's
+			-- search_path is not the caller's)
+			map_rel := NULL;
+			BEGIN
+				IF jsonb_typeof(spec -> 'map') = 'number' THEN
+					map_rel := (spec ->> 'map')::oid::regclass;
+					IF NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = map_rel) THEN
+						map_rel := NULL;
+					END IF;
+				ELSIF jsonb_typeof(spec -> 'map') = 'string' THEN
+					IF cardinality(parse_ident(spec ->> 'map')) = 1 THEN
+						map_rel := to_regclass(format('%I.%I', (SELECT n.nspname FROM pg_class c
+							JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel),
+							(parse_ident(spec ->> 'map'))[1]));
+					END IF;
+					map_rel := coalesce(map_rel, to_regclass(spec ->> 'map'));
+				END IF;
+			EXCEPTION WHEN invalid_name OR syntax_error OR invalid_text_representation THEN
+				map_rel := NULL;
+			END;
+			IF map_rel IS NULL THEN
+				RAISE EXCEPTION '%: mapping table % of column "%" does not exist', funcname, spec -> 'map', col
+					USING ERRCODE = 'undefined_table',
+						  HINT = 'Give the table''s name (looked up in the schema of the table searched, unless qualified) or its OID.';
+			END IF;
+			from_col := coalesce(spec ->> 'from', 'from');
+			to_col := coalesce(spec ->> 'to', 'to');
+			SELECT format_type(a.atttypid, NULL) INTO to_type
+			FROM pg_attribute a WHERE a.attrelid = map_rel AND a.attname = to_col AND a.attnum > 0 AND NOT a.attisdropped;
+			IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = map_rel
+										AND a.attname = from_col AND a.attnum > 0 AND NOT a.attisdropped) THEN
+				RAISE EXCEPTION '%: mapping table % needs columns "%" and "%"', funcname, map_rel, from_col, to_col
+					USING ERRCODE = 'undefined_column',
+						  HINT = 'Name them with "from" and "to" in the column''s generalization.';
+			END IF;
+			-- one value, one generalization
+			EXECUTE format('SELECT %1$I::text FROM %3$s GROUP BY %1$I HAVING count(DISTINCT %2$I) > 1 LIMIT 1',
+						   from_col, to_col, map_rel) INTO bad;
+			IF bad IS NOT NULL THEN
+				RAISE EXCEPTION '%: mapping table % maps "%" to more than one value', funcname, map_rel, bad
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			IF to_type = coltype THEN
+				orig := format('b.%I', col);
+				joins := joins || format(' LEFT JOIN (SELECT DISTINCT %1$I AS f, %2$I AS t FROM %3$s) m%4$s ON m%4$s.f = b.%5$I',
+										 from_col, to_col, map_rel, n, col);
+				g := format('coalesce(m%s.t, b.%I)', n, col);
+			ELSE
+				orig := format('b.%I::text', col);
+				joins := joins || format(' LEFT JOIN (SELECT DISTINCT %1$I::text AS f, %2$I::text AS t FROM %3$s) m%4$s ON m%4$s.f = b.%5$I::text',
+										 from_col, to_col, map_rel, n, col);
+				g := format('coalesce(m%s.t, b.%I::text)', n, col);
+			END IF;
+		ELSE
+			-- range or mean: buckets of at least k rows that never split equal values
+			IF jsonb_typeof(spec -> kinds[1]) <> 'number' THEN
+				RAISE EXCEPTION '%: the % of column "%" needs k, a whole number of rows', funcname, kinds[1], col
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			k := (spec ->> kinds[1])::numeric;
+			IF k < 1 OR k <> (spec ->> kinds[1])::numeric THEN
+				RAISE EXCEPTION '%: k of column "%" must be a whole number at least 1', funcname, col
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			EXECUTE format('SELECT @extschema@.quantile_cuts(%I, %s)::text FROM %s WHERE %s',
+						   col, k, rel, filter) INTO cuts;
+			IF kinds[1] = 'range' THEN
+				g := format('@extschema@.quantile_bucket_label(b.%I, %L::%s[])', col, cuts, coltype);
+				orig := format('b.%I::text', col);
+			ELSE
+				EXECUTE format('SELECT @extschema@.quantile_means(%I, %L::%s[])::text FROM %s WHERE %s',
+							   col, cuts, coltype, rel, filter) INTO means;
+				g := format('(%L::float8[])[@extschema@.quantile_bucket(b.%I, %L::%s[])]', means, col, cuts, coltype);
+				orig := format('b.%I::float8', col);
+			END IF;
+		END CASE;
+		IF is_local THEN
+			exprs := exprs || format('CASE WHEN b.qidrisk_single THEN %s ELSE %s END AS %I', g, orig, col);
+			mods := mods || format('(b.qidrisk_single AND %s IS DISTINCT FROM %s)', g, orig);
+		ELSE
+			exprs := exprs || format('%s AS %I', g, col);
+			mods := mods || format('(%s IS DISTINCT FROM %s)', g, orig);
+		END IF;
+	END LOOP;
+	RETURN format('SELECT %s, (%s) AS qidrisk_modified FROM (%s) b%s',
+				  array_to_string(exprs, ', '), array_to_string(mods, ' OR '), base, joins);
+END
+$$;
+COMMENT ON FUNCTION qidrisk_generalization_query(regclass, text[], jsonb, boolean, boolean, text) IS
+'internal: the query of a generalization what-if (used by qid_generalize and qid_generalize_into)';
+
+CREATE FUNCTION qid_generalize(rel regclass, qid text[], generalizations jsonb,
+							   drop_incomplete boolean DEFAULT false)
+RETURNS TABLE (name text, local boolean, singletons bigint, singleton_share double precision,
+			   rows_modified bigint, rows_removed bigint, classes bigint, rows bigint,
+			   is_best boolean)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	items jsonb;
+	item jsonb;
+	ord integer := 0;
+	query text;
+	qidlist text;
+	everything bigint;
+	filter_rows bigint;
+	r record;
+	results jsonb := '[]';
+BEGIN
+	IF rel IS NULL OR qid IS NULL OR generalizations IS NULL OR drop_incomplete IS NULL THEN
+		RAISE EXCEPTION 'qid_generalize needs a table, QID columns and generalizations'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	items := CASE jsonb_typeof(generalizations) WHEN 'array' THEN generalizations
+				  ELSE jsonb_build_array(generalizations) END;
+	IF jsonb_array_length(items) = 0 THEN
+		RAISE EXCEPTION 'qid_generalize needs at least one generalization'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR item IN SELECT * FROM jsonb_array_elements(items) LOOP
+		ord := ord + 1;
+		query := @extschema@.qidrisk_generalization_query(rel, qid, item, drop_incomplete, false,
+														   'qid_generalize');
+		qidlist := (SELECT string_agg(quote_ident(c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY u(c, o));
+		EXECUTE format('SELECT (p).rows, (p).singletons, (p).singleton_share, (p).classes, m
+						FROM (SELECT @extschema@.class_profile(%s) AS p,
+									 count(*) FILTER (WHERE qidrisk_modified) AS m
+							  FROM (%s) s) x', qidlist, query)
+		INTO r;
+		results := results || jsonb_build_object('ord', ord,
+			'name', coalesce(item ->> 'name', 'generalization ' || ord),
+			'local', coalesce((item ->> 'local')::boolean, false), 'singletons', r.singletons,
+			'singleton_share', r.singleton_share, 'rows_modified', r.m, 'classes', r.classes,
+			'rows', r.rows);
+	END LOOP;
+	-- the QID as it is, for comparison
+	EXECUTE format('SELECT (p).rows, (p).singletons, (p).singleton_share, (p).classes
+					FROM (SELECT @extschema@.class_profile(%s) AS p FROM %s WHERE %s) x',
+				   qidlist, rel,
+				   CASE WHEN drop_incomplete THEN @extschema@.qidrisk_complete_filter(rel, qid)
+				   ELSE 'true' END)
+	INTO r;
+	EXECUTE format('SELECT count(*) FROM %s', rel) INTO everything;
+	filter_rows := r.rows;
+	RETURN QUERY
+		SELECT w.name, w.local, w.singletons, w.singleton_share, w.rows_modified,
+			   everything - filter_rows, w.classes, w.rows,
+			   w.ord > 0 AND row_number() OVER (ORDER BY w.ord = 0, w.singletons, w.rows_modified, w.ord) = 1
+		FROM (SELECT x.* FROM jsonb_to_recordset(results) AS x(ord integer, name text, local boolean,
+					singletons bigint, singleton_share double precision, rows_modified bigint,
+					classes bigint, rows bigint)
+			  UNION ALL
+			  SELECT 0, 'none', false, r.singletons, r.singleton_share, 0, r.classes, r.rows) w
+		ORDER BY w.ord = 0, w.singletons, w.rows_modified, w.ord;
+END
+$$;
+COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean) IS
+'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, rows modified, rows removed and classes of each, best first; modifies nothing';
+
+CREATE FUNCTION qid_generalize_into(rel regclass, qid text[], generalization jsonb,
+									target_table text, drop_incomplete boolean DEFAULT false)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	query text;
+	target text;
+	written bigint;
+BEGIN
+	IF target_table IS NULL THEN
+		RAISE EXCEPTION 'qid_generalize_into needs a target table name'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF jsonb_typeof(generalization) = 'array' THEN
+		RAISE EXCEPTION 'qid_generalize_into writes one generalization, not a list'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	query := @extschema@.qidrisk_generalization_query(rel, qid, generalization, drop_incomplete, true,
+													   'qid_generalize_into');
+	-- an unqualified name goes into rel's schema (this function's search_path is not the caller's)
+	target := (SELECT string_agg(quote_ident(p), '.') FROM unnest(parse_ident(target_table)) p);
+	IF cardinality(parse_ident(target_table)) = 1 THEN
+		target := format('%I.%s', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n
+									 ON n.oid = c.relnamespace WHERE c.oid = rel), target);
+	END IF;
+	IF to_regclass(target) IS NOT NULL THEN
+		RAISE EXCEPTION 'table % already exists', target
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'qid_generalize_into writes only into a new table; pick another name or drop it.';
+	END IF;
+	EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s', target,
+				   (SELECT string_agg(format('s.%I', a.attname), ', ' ORDER BY a.attnum)
+					FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped),
+				   query);
+	GET DIAGNOSTICS written = ROW_COUNT;
+	RETURN written;
+END
+$$;
+COMMENT ON FUNCTION qid_generalize_into(regclass, text[], jsonb, text, boolean) IS
+'write rel with one generalization of its QID applied (as qid_generalize measures it) into a new table; the source is not modified';
 
 -- ==== QaR: dataset risk and per-record contributions (issue 7) ====
 

@@ -67,6 +67,7 @@ typedef struct CodeEntry
 	char		status;
 } CodeEntry;
 
+/* Hash a value as the column's type does (by its bits when that is the same) */
 static inline uint32
 CodeHash(EncodeColumn *column, Datum value)
 {
@@ -75,6 +76,7 @@ CodeHash(EncodeColumn *column, Datum value)
 	return DatumGetUInt32(FunctionCall1Coll(&column->hash, column->collation, value));
 }
 
+/* Compare two values with the type's equality under the column's collation */
 static inline bool
 CodeEqual(EncodeColumn *column, Datum a, Datum b)
 {
@@ -403,6 +405,8 @@ typedef struct Walk
 	bool	   *level_identifier;	/* levels[d] is an identifier */
 	bool	   *level_materialized; /* levels[d]'s rows are written */
 	int		   *order;			/* walk position -> candidate position */
+	void	  **codes;			/* codes by walk position, as narrow as fits */
+	int		   *widths;			/* their widths in bytes: 1, 2 or 4 */
 	bool		need_partitions;	/* the visitor reads every partition */
 	int		   *columns;		/* the current subset, walk positions ascending */
 	int		   *visible;		/* the same as candidate positions, ascending */
@@ -451,134 +455,41 @@ ColumnPartition(Walk *walk, int column, QidPartition *out)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* Split every class of a partition by one more column, dropping singletons */
+#define CODETYPE uint8
+#define SUFFIX u8
+#include "qidsearch_refine.h"
+#define CODETYPE uint16
+#define SUFFIX u16
+#include "qidsearch_refine.h"
+#define CODETYPE int32
+#define SUFFIX i32
+#include "qidsearch_refine.h"
+
+/* Split (write) or only count (a leaf's) the refinement by one more column */
 static void
-RefinePartition(Walk *walk, const QidPartition *in, int column, QidPartition *out)
+RefinePartition(Walk *walk, const QidPartition *in, int column, QidPartition *out,
+				bool write)
 {
-	const int32 *codes = walk->enc->codes[walk->order[column]];
-	int32	   *scratch = walk->scratch;
-	int32	   *counts = walk->counts;
-	int32	   *slots = walk->slots;
-	int32		next = 0;
-	int32		begin = 0;
-	int64		nclasses = 0;
-
-	for (int64 i = 0; i < in->nclasses; i++)
+	switch (walk->widths[column])
 	{
-		int32		end = in->ends[i];
-
-		if ((i & 0xFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (end - begin == 2)
-		{
-			/* a pair stays a pair or becomes two singletons */
-			int32		a = in->rows[begin];
-			int32		b = in->rows[begin + 1];
-
-			if (codes[a] == codes[b])
-			{
-				out->rows[next++] = a;
-				out->rows[next++] = b;
-				out->ends[nclasses++] = next;
-			}
-		}
-		else
-		{
-			int64		first_new = nclasses;
-
-			/* read each row's code once, then work on the copy */
-			for (int32 k = begin; k < end; k++)
-			{
-				int32		v = codes[in->rows[k]];
-
-				scratch[k - begin] = v;
-				counts[v]++;
-			}
-			for (int32 k = begin; k < end; k++)
-			{
-				int32		v = scratch[k - begin];
-				int32		c = counts[v];
-
-				if (c >= 2)
-				{
-					/* the first row of a class of two or more: reserve its place */
-					slots[v] = next;
-					next += c;
-					out->ends[nclasses++] = next;
-					counts[v] = -1;
-					out->rows[slots[v]++] = in->rows[k];
-				}
-				else if (c == -1)
-					out->rows[slots[v]++] = in->rows[k];
-				else
-					counts[v] = 0;	/* a singleton's code is done */
-			}
-			/* clear the codes of the new classes through their first rows */
-			for (int64 j = first_new; j < nclasses; j++)
-			{
-				int32		start = j == 0 ? 0 : out->ends[j - 1];
-
-				counts[codes[out->rows[start]]] = 0;
-			}
-		}
-		begin = end;
+		case 1:
+			if (write)
+				Refine_u8(walk, in, column, out, true);
+			else
+				Refine_u8(walk, in, column, out, false);
+			break;
+		case 2:
+			if (write)
+				Refine_u16(walk, in, column, out, true);
+			else
+				Refine_u16(walk, in, column, out, false);
+			break;
+		default:
+			if (write)
+				Refine_i32(walk, in, column, out, true);
+			else
+				Refine_i32(walk, in, column, out, false);
 	}
-	out->nclasses = nclasses;
-	out->nrows = next;
-}
-
-/* Count the classes a refinement would keep, without writing it (a leaf's) */
-static void
-CountRefinement(Walk *walk, const QidPartition *in, int column, QidPartition *out)
-{
-	const int32 *codes = walk->enc->codes[walk->order[column]];
-	int32	   *scratch = walk->scratch;
-	int32	   *counts = walk->counts;
-	int32		begin = 0;
-	int64		nclasses = 0;
-	int64		nrows = 0;
-
-	for (int64 i = 0; i < in->nclasses; i++)
-	{
-		int32		end = in->ends[i];
-
-		if ((i & 0xFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (end - begin == 2)
-		{
-			if (codes[in->rows[begin]] == codes[in->rows[begin + 1]])
-			{
-				nclasses++;
-				nrows += 2;
-			}
-		}
-		else
-		{
-			for (int32 k = begin; k < end; k++)
-			{
-				int32		v = codes[in->rows[k]];
-
-				scratch[k - begin] = v;
-				counts[v]++;
-			}
-			/* read each code's count once, clearing it */
-			for (int32 k = begin; k < end; k++)
-			{
-				int32		v = scratch[k - begin];
-				int32		c = counts[v];
-
-				if (c >= 2)
-				{
-					nclasses++;
-					nrows += c;
-				}
-				counts[v] = 0;
-			}
-		}
-		begin = end;
-	}
-	out->nclasses = nclasses;
-	out->nrows = nrows;
 }
 
 /* Whether the subset's mask without one column is a known identifier */
@@ -696,11 +607,11 @@ VisitNode(Walk *walk, int depth)
 			/* a leaf's partition is only counted, unless the visitor reads it */
 			if (!walk->need_partitions && (c == 0 || walk->size >= walk->max_size))
 			{
-				CountRefinement(walk, part, c, child);
+				RefinePartition(walk, part, c, child, false);
 				walk->level_materialized[depth] = false;
 			}
 			else
-				RefinePartition(walk, part, c, child);
+				RefinePartition(walk, part, c, child, true);
 			child_identifier = (child->nclasses == 0 && nrows > 0);
 		}
 		walk->level_identifier[depth] = child_identifier;
@@ -710,6 +621,40 @@ VisitNode(Walk *walk, int depth)
 	walk->size--;
 	memmove(walk->columns, walk->columns + 1, sizeof(int) * walk->size);
 	walk->columns[0] = smallest;
+}
+
+/* Copy a column's codes into the narrowest integers that hold them */
+static void
+NarrowCodes(Walk *walk, int column)
+{
+	int			source = walk->order[column];
+	const int32 *codes = walk->enc->codes[source];
+	int64		nrows = walk->enc->nrows;
+
+	if (walk->enc->ndistinct[source] <= PG_UINT8_MAX + 1)
+	{
+		uint8	   *narrow = MemoryContextAllocHuge(CurrentMemoryContext, Max(nrows, 1));
+
+		for (int64 r = 0; r < nrows; r++)
+			narrow[r] = (uint8) codes[r];
+		walk->codes[column] = narrow;
+		walk->widths[column] = 1;
+	}
+	else if (walk->enc->ndistinct[source] <= PG_UINT16_MAX + 1)
+	{
+		uint16	   *narrow = MemoryContextAllocHuge(CurrentMemoryContext,
+													sizeof(uint16) * Max(nrows, 1));
+
+		for (int64 r = 0; r < nrows; r++)
+			narrow[r] = (uint16) codes[r];
+		walk->codes[column] = narrow;
+		walk->widths[column] = 2;
+	}
+	else
+	{
+		walk->codes[column] = (void *) codes;
+		walk->widths[column] = 4;
+	}
 }
 
 /* Order columns by distinct values, fewest first (ties: candidate order) */
@@ -755,6 +700,7 @@ QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
 	/* one partition per depth, a row buffer, and two arrays indexed by code */
 	bytes = (double) enc->memory +
 		(double) (depth * (enc->nrows + enc->nrows / 2 + 1) + enc->nrows) * sizeof(int32) +
+		(double) enc->nrows * sizeof(uint16) * enc->ncolumns +
 		2.0 * max_distinct * sizeof(int32);
 	CheckSearchMemory(bytes, funcname, "The encoded columns and the partitions of the walk");
 
@@ -776,6 +722,10 @@ QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
 	for (int i = 0; i < enc->ncolumns; i++)
 		walk.order[i] = i;
 	qsort_arg(walk.order, enc->ncolumns, sizeof(int), CompareByDistinct, enc->ndistinct);
+	walk.codes = palloc(sizeof(void *) * enc->ncolumns);
+	walk.widths = palloc(sizeof(int) * enc->ncolumns);
+	for (int i = 0; i < enc->ncolumns; i++)
+		NarrowCodes(&walk, i);
 	for (int d = 0; d < depth; d++)
 	{
 		walk.levels[d].rows = MemoryContextAllocHuge(work, sizeof(int32) * Max(enc->nrows, 1));
@@ -857,6 +807,7 @@ CompareResults(const SearchResult *a, const SearchResult *b, const int32 *pool)
 	return 0;
 }
 
+/* qsort_arg adapter of CompareResults */
 static int
 CompareResultsArg(const void *a, const void *b, void *arg)
 {

@@ -10,7 +10,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(39);
+SELECT plan(40);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = '@colStrength=secondary', deterministic = false);
 
@@ -162,6 +162,13 @@ SELECT is(pg_temp.ours('t5', ARRAY['a', 'b', 'c', 'd']), pg_temp.reference('t5',
 		  'a table with minimal identifiers of sizes 1 and 2');
 SELECT is((SELECT array_agg(columns::text ORDER BY columns::text) FROM qid_search('t5') WHERE is_minimal_identifier),
 		  ARRAY['{a,b}', '{c}'], 'minimal identifiers {a,b} and {c}');
+
+-- codes of every width: more than 65,536 and more than 256 distinct values
+CREATE TABLE t10 AS SELECT (i * 7919) % 70001 AS wide, i % 300 AS mid, i % 3 AS narrow,
+	CASE WHEN i % 5 = 0 THEN NULL ELSE i % 1000 END AS nulls FROM generate_series(1, 90000) i;
+SELECT is(pg_temp.ours('t10', ARRAY['wide', 'mid', 'narrow', 'nulls']),
+		  pg_temp.reference('t10', ARRAY['wide', 'mid', 'narrow', 'nulls']),
+		  '90,000 rows, codes of 4, 2 and 1 bytes: equal the reference');
 
 -- max_size
 SELECT is(pg_temp.ours('t1', ARRAY['c_int', 'c_text', 'c_ci', 'c_num', 'c_float', 'c_date', 'c_big', 'c_bool', 'c_wide', 'c_char'], 3),
