@@ -643,7 +643,7 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	IF ncuts IS DISTINCT FROM nrepresentatives THEN
+	IF coalesce(ncuts, 0) <> coalesce(nrepresentatives, 0) THEN
 		RAISE EXCEPTION 'representatives must have one element per cut (%), not %',
 			coalesce(ncuts, 0), coalesce(nrepresentatives, 0)
 			USING ERRCODE = 'array_subscript_error',
@@ -1439,85 +1439,6 @@ $$;
 COMMENT ON FUNCTION weighted_risk_summary(regclass, text[], text, text) IS
 'global risk of a weighted sample: expected number of re-identifications (sum of the records'' individual risks), its rate per record, sample uniques and the largest individual risk';
 
--- ==== QaR: dataset risk and per-record contributions (issue 7) ====
-
-CREATE FUNCTION gpd_fit(excesses float8[], method text DEFAULT 'auto',
-	OUT xi float8, OUT beta float8, OUT fit_method text, OUT loglik float8, OUT n integer)
-RETURNS record
-AS 'MODULE_PATHNAME', 'gpd_fit'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION gpd_fit(float8[], text) IS
-'Generalised Pareto fit of threshold excesses: maximum likelihood (profile in xi/beta, grid + golden section, xi > -1), falling back to probability-weighted moments, then moments (method auto); or one method forced';
-
-CREATE FUNCTION qar_risk_from_thetas(thetas float8[], alpha float8 DEFAULT 0.01,
-	pi_u float8 DEFAULT 0.05, rows bigint DEFAULT NULL,
-	OUT risk float8, OUT u float8, OUT n_p bigint, OUT n_u integer, OUT xi float8,
-	OUT beta float8, OUT fit_method text, OUT rows_used bigint)
-RETURNS record
-AS 'MODULE_PATHNAME', 'qar_risk_from_thetas'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION qar_risk_from_thetas(float8[], float8, float8, bigint) IS
-'QaR dataset risk T(p, alpha) from the thetas of all subsets: u = theta_(ceil(n_p (1 - pi_u))), GPD fit of logit(theta) - logit(u) over the thetas above u; rows clamps thetas to [1/(2 rows), 1 - 1/(2 rows)]';
-
-CREATE FUNCTION qar_thetas(rel regclass, candidate_columns text[], p integer DEFAULT 3)
-RETURNS TABLE(columns text[], theta float8, classes bigint, singletons bigint)
-AS 'MODULE_PATHNAME', 'qar_thetas'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qar_thetas(regclass, text[], integer) IS
-'QaR: theta = H/L (distinct combinations over rows) of every p-column subset of the candidate columns, in lexicographic order, with its classes and singletons';
-
-CREATE FUNCTION qar_risk(rel regclass, columns text[], p integer DEFAULT 3,
-	alpha float8 DEFAULT 0.01, pi_u float8 DEFAULT 0.05,
-	OUT risk float8, OUT u float8, OUT n_p bigint, OUT n_u integer, OUT xi float8,
-	OUT beta float8, OUT fit_method text, OUT rows bigint)
-RETURNS record
-AS 'MODULE_PATHNAME', 'qar_risk'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qar_risk(regclass, text[], integer, float8, float8) IS
-'QaR dataset risk T(p, alpha) of a table (Béra et al. 2023): GPD fit of the logit thetas of all p-column subsets above their empirical 1 - pi_u quantile u';
-
-CREATE FUNCTION qar_record_scores(rel regclass, columns text[], p integer DEFAULT 3,
-	key_column text DEFAULT NULL)
-RETURNS TABLE(key text, u_plus float8, unique_subsets integer)
-AS 'MODULE_PATHNAME', 'qar_record_scores'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qar_record_scores(regclass, text[], integer, text) IS
-'QaR proxy U+(i) = sum of theta(j) over the p-column subsets j on which row i is unique, per row with its key (ctid when key_column is NULL)';
-
-CREATE FUNCTION qar_record_contributions(rel regclass, columns text[], p integer DEFAULT 3,
-	key_column text DEFAULT NULL, alpha float8 DEFAULT 0.01, pi_u float8 DEFAULT 0.05,
-	max_rows integer DEFAULT 10000)
-RETURNS TABLE(key text, contribution float8, risk_without float8)
-AS 'MODULE_PATHNAME', 'qar_record_contributions'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qar_record_contributions(regclass, text[], integer, text, float8, float8, integer) IS
-'QaR exact contribution T(p, alpha) - T(p, alpha; without row i) of every row; refuses tables above max_rows rows';
-
-CREATE FUNCTION qar_record_entropy(rel regclass, columns text[], p integer DEFAULT 3,
-	key_column text DEFAULT NULL, max_rows integer DEFAULT 10000)
-RETURNS TABLE(key text, entropy float8)
-AS 'MODULE_PATHNAME', 'qar_record_entropy'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qar_record_entropy(regclass, text[], integer, text, integer) IS
-'QaR record entropy E(i): entropy of the empirical-cdf ranks H(i,j) over the p-column subsets, binned into floor(sqrt(N_p)) bins; refuses tables above max_rows rows';
-
-CREATE FUNCTION qar_greedy_removal(rel regclass, columns text[], p integer DEFAULT 3,
-	key_column text DEFAULT NULL, steps integer DEFAULT 10,
-	alpha float8 DEFAULT 0.01, pi_u float8 DEFAULT 0.05)
-RETURNS TABLE(step integer, key text, u_plus float8, risk_after float8)
-AS 'MODULE_PATHNAME', 'qar_greedy_removal'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qar_greedy_removal(regclass, text[], integer, text, integer, float8, float8) IS
-'QaR greedy removal without touching the table: at each step the row with the largest current U+ goes (uniqueness updated incrementally), and the risk after it; step 0 is the table as it is';
-
-CREATE FUNCTION qar_tail_risk(u float8, xi float8, beta float8, n_p bigint, n_u integer,
-	alpha float8 DEFAULT 0.01)
-RETURNS float8
-AS 'MODULE_PATHNAME', 'qar_tail_risk'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qar_tail_risk(float8, float8, float8, bigint, integer, float8) IS
-'QaR formula alone: expit(logit(u) + beta/xi ((n_p alpha / n_u)^(-xi) - 1)), and its xi -> 0 limit expit(logit(u) + beta ln(n_u / (n_p alpha)))';
-
 -- ==== Approximate estimators and the distributed path (issue 9) ====
 
 -- What approx_class_profile estimates about a quasi-identifier's classes
@@ -1761,6 +1682,8 @@ COMMENT ON AGGREGATE approx_singleton_count_key(uuid) IS
 'approx_singleton_count over qid_key() values (NULL keys skipped)';
 COMMENT ON AGGREGATE approx_class_count_key(uuid) IS
 'approx_class_count over qid_key() values (NULL keys skipped)';
+
+-- ==== Quasi-identifier generalization what-ifs (issue 3) ====
 
 -- The rows qid_search and qid_generalize drop as incomplete: a NULL, or an
 -- empty string of a string type, in any QID column; the WHERE clause keeping the others
@@ -2102,3 +2025,82 @@ END
 $$;
 COMMENT ON FUNCTION qid_generalize_into(regclass, text[], jsonb, text, boolean) IS
 'write rel with one generalization of its QID applied (as qid_generalize measures it) into a new table; the source is not modified';
+
+-- ==== QaR: dataset risk and per-record contributions (issue 7) ====
+
+CREATE FUNCTION gpd_fit(excesses float8[], method text DEFAULT 'auto',
+	OUT xi float8, OUT beta float8, OUT fit_method text, OUT loglik float8, OUT n integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'gpd_fit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpd_fit(float8[], text) IS
+'Generalised Pareto fit of threshold excesses: maximum likelihood (profile in xi/beta, grid + golden section, xi > -1), falling back to probability-weighted moments, then moments (method auto); or one method forced';
+
+CREATE FUNCTION qar_risk_from_thetas(thetas float8[], alpha float8 DEFAULT 0.01,
+	pi_u float8 DEFAULT 0.05, rows bigint DEFAULT NULL,
+	OUT risk float8, OUT u float8, OUT n_p bigint, OUT n_u integer, OUT xi float8,
+	OUT beta float8, OUT fit_method text, OUT rows_used bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'qar_risk_from_thetas'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION qar_risk_from_thetas(float8[], float8, float8, bigint) IS
+'QaR dataset risk T(p, alpha) from the thetas of all subsets: u = theta_(ceil(n_p (1 - pi_u))), GPD fit of logit(theta) - logit(u) over the thetas above u; rows clamps thetas to [1/(2 rows), 1 - 1/(2 rows)]';
+
+CREATE FUNCTION qar_thetas(rel regclass, candidate_columns text[], p integer DEFAULT 3)
+RETURNS TABLE(columns text[], theta float8, classes bigint, singletons bigint)
+AS 'MODULE_PATHNAME', 'qar_thetas'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qar_thetas(regclass, text[], integer) IS
+'QaR: theta = H/L (distinct combinations over rows) of every p-column subset of the candidate columns, in lexicographic order, with its classes and singletons';
+
+CREATE FUNCTION qar_risk(rel regclass, columns text[], p integer DEFAULT 3,
+	alpha float8 DEFAULT 0.01, pi_u float8 DEFAULT 0.05,
+	OUT risk float8, OUT u float8, OUT n_p bigint, OUT n_u integer, OUT xi float8,
+	OUT beta float8, OUT fit_method text, OUT rows bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'qar_risk'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qar_risk(regclass, text[], integer, float8, float8) IS
+'QaR dataset risk T(p, alpha) of a table (Béra et al. 2023): GPD fit of the logit thetas of all p-column subsets above their empirical 1 - pi_u quantile u';
+
+CREATE FUNCTION qar_record_scores(rel regclass, columns text[], p integer DEFAULT 3,
+	key_column text DEFAULT NULL)
+RETURNS TABLE(key text, u_plus float8, unique_subsets integer)
+AS 'MODULE_PATHNAME', 'qar_record_scores'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qar_record_scores(regclass, text[], integer, text) IS
+'QaR proxy U+(i) = sum of theta(j) over the p-column subsets j on which row i is unique, per row with its key (ctid when key_column is NULL)';
+
+CREATE FUNCTION qar_record_contributions(rel regclass, columns text[], p integer DEFAULT 3,
+	key_column text DEFAULT NULL, alpha float8 DEFAULT 0.01, pi_u float8 DEFAULT 0.05,
+	max_rows integer DEFAULT 10000)
+RETURNS TABLE(key text, contribution float8, risk_without float8)
+AS 'MODULE_PATHNAME', 'qar_record_contributions'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qar_record_contributions(regclass, text[], integer, text, float8, float8, integer) IS
+'QaR exact contribution T(p, alpha) - T(p, alpha; without row i) of every row; refuses tables above max_rows rows';
+
+CREATE FUNCTION qar_record_entropy(rel regclass, columns text[], p integer DEFAULT 3,
+	key_column text DEFAULT NULL, max_rows integer DEFAULT 10000)
+RETURNS TABLE(key text, entropy float8)
+AS 'MODULE_PATHNAME', 'qar_record_entropy'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qar_record_entropy(regclass, text[], integer, text, integer) IS
+'QaR record entropy E(i): entropy of the empirical-cdf ranks H(i,j) over the p-column subsets, binned into floor(sqrt(N_p)) bins; refuses tables above max_rows rows';
+
+CREATE FUNCTION qar_greedy_removal(rel regclass, columns text[], p integer DEFAULT 3,
+	key_column text DEFAULT NULL, steps integer DEFAULT 10,
+	alpha float8 DEFAULT 0.01, pi_u float8 DEFAULT 0.05)
+RETURNS TABLE(step integer, key text, u_plus float8, risk_after float8)
+AS 'MODULE_PATHNAME', 'qar_greedy_removal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qar_greedy_removal(regclass, text[], integer, text, integer, float8, float8) IS
+'QaR greedy removal without touching the table: at each step the row with the largest current U+ goes (uniqueness updated incrementally), and the risk after it; step 0 is the table as it is';
+
+CREATE FUNCTION qar_tail_risk(u float8, xi float8, beta float8, n_p bigint, n_u integer,
+	alpha float8 DEFAULT 0.01)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'qar_tail_risk'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qar_tail_risk(float8, float8, float8, bigint, integer, float8) IS
+'QaR formula alone: expit(logit(u) + beta/xi ((n_p alpha / n_u)^(-xi) - 1)), and its xi -> 0 limit expit(logit(u) + beta ln(n_u / (n_p alpha)))';

@@ -137,6 +137,7 @@ END $$;
 SELECT pg_temp.make_table('qr1', 0.1, 40);
 SELECT pg_temp.make_table('qr2', 0.2, 300);
 SELECT pg_temp.make_table('qr3', 0.3, 1500);
+CREATE TEMP TABLE qr2_before AS SELECT md5(string_agg(t::text, ',' ORDER BY id)) AS digest FROM qr2 t;
 
 -- the p-subsets of cols in lexicographic order of positions
 CREATE FUNCTION pg_temp.subsets(cols text[], p integer) RETURNS SETOF text[]
@@ -217,6 +218,16 @@ FROM (VALUES ('qr1', 3, 40, 56), ('qr2', 3, 300, 56), ('qr2', 4, 300, 70), ('qr3
 	pg_temp.ref_risk(ARRAY(SELECT r.h::float8 / t.n FROM pg_temp.ref_thetas(t.rel, ARRAY['a','b','c','d','e','f','g','h'], t.p) r),
 		t.n, 0.01, 0.2) b;
 
+-- thetas of 1: subsets containing a unique column identify every row; logit clamped at 1 - 1/(2L)
+CREATE TABLE qr_ident AS SELECT id, a, b, c, d, e, f, g, md5(id::text) AS h FROM qr2;
+SELECT ok((SELECT count(*) FILTER (WHERE theta = 1) = 21 FROM qar_thetas('qr_ident', ARRAY['a','b','c','d','e','f','g','h'], 3))
+		AND abs(a.risk - b.risk) <= 1e-9 AND a.u = b.u AND a.n_u = b.n_u,
+	format('thetas of 1 (21 subsets with a unique column): qar_risk = SQL formula with the clamp (%s, n_u = %s)',
+		round(a.risk::numeric, 6), a.n_u))
+FROM qar_risk('qr_ident', ARRAY['a','b','c','d','e','f','g','h'], 3, 0.01, 0.5) a,
+	pg_temp.ref_risk(ARRAY(SELECT r.h::float8 / 300 FROM pg_temp.ref_thetas('qr_ident', ARRAY['a','b','c','d','e','f','g','h'], 3) r),
+		300, 0.01, 0.5) b;
+
 -- == Exact contributions: T - T(table without the row), the latter by qar_risk on a copy ==
 CREATE FUNCTION pg_temp.risk_or_null(rel text, p integer) RETURNS float8
 LANGUAGE plpgsql AS $$
@@ -286,8 +297,8 @@ END $$;
 SELECT ok(pg_temp.check_greedy('qr1', 3, 30), 'greedy removal = recomputation after each deletion (qr1, 30 of 40 rows)');
 SELECT ok(pg_temp.check_greedy('qr2', 3, 25), 'greedy removal = recomputation after each deletion (qr2, 25 steps)');
 SELECT ok(pg_temp.check_greedy('qr2', 2, 10), 'greedy removal = recomputation after each deletion (qr2, p = 2)');
-SELECT is((SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM qr2 t),
-	(SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM qr2 t), 'the table is unchanged');
+SELECT is((SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM qr2 t), (SELECT digest FROM qr2_before),
+	'qr2 is unchanged by greedy removal and exact contributions');
 
 -- == Record entropy against SQL: F by a self-join, H by ranks, floor(sqrt(N_p)) bins ==
 CREATE TABLE qe AS
