@@ -58,3 +58,39 @@ GROUP BY k, n ORDER BY k;
 SELECT round(kl_uniform(ARRAY[age::text, sex])::numeric, 3) AS "heterogeneity kappa of (age, sex)",
 	birthday_max_k_exact(0.5, ARRAY[age::text, sex]) AS "largest group unique with probability >= 50 %"
 FROM adult;
+
+\echo 'Which column combinations are dangerous? qid_search over every set of up to 3 of the ten public columns'
+\echo
+SELECT array_to_string(columns, ', ') AS "columns", singletons AS "singletons",
+	to_char(100 * singleton_share, 'FM990.00') || ' %' AS "unique", classes AS "classes"
+FROM qid_search('adult', ARRAY['age', 'workclass', 'education', 'marital_status', 'occupation',
+	'relationship', 'race', 'sex', 'hours_per_week', 'native_country'], max_size => 3)
+LIMIT 5;
+
+\echo 'Cheapest fix for (age, sex, race, native_country): what-ifs, none of which changes the table'
+\echo
+SELECT name AS "generalization", CASE WHEN local THEN 'singletons only' ELSE 'every row' END AS "rows touched",
+	singletons AS "singletons", rows_modified AS "rows modified", classes AS "classes",
+	CASE WHEN is_best THEN '<- best' ELSE '' END AS " "
+FROM qid_generalize('adult', ARRAY['age', 'sex', 'race', 'native_country'], '[
+	{"name": "age in ranges of >= 500 people", "columns": {"age": {"range": 500}}},
+	{"name": "age in ranges of >= 500 people", "local": true, "columns": {"age": {"range": 500}}},
+	{"name": "country suppressed", "columns": {"native_country": {"constant": "*"}}},
+	{"name": "country suppressed", "local": true, "columns": {"native_country": {"constant": "*"}}},
+	{"name": "both", "local": true,
+	 "columns": {"age": {"range": 500}, "native_country": {"constant": "*"}}}]');
+
+\echo 'Does the release pass tonight''s policy? qid_check on (age, sex, race)'
+\echo
+SELECT rule AS "rule", setting AS "setting", round(measured::numeric, 4) AS "measured",
+	threshold AS "threshold", CASE WHEN passed THEN 'pass' ELSE 'FAIL' END AS "result"
+FROM qid_check('adult', ARRAY['age', 'sex', 'race'],
+	'{"min_k": 5, "max_singleton_share": 0.01, "max_birthday_uniqueness": {"group_size": 20, "max": 0.05}}');
+
+\echo 'Dataset risk without choosing a QID: QaR over every 3 of the 14 columns (Bera et al.)'
+\echo
+SELECT round(risk::numeric, 4) AS "risk T(3, 0.01)", round(u::numeric, 4) AS "u", n_p AS "subsets",
+	n_u AS "exceedances", round(xi::numeric, 3) AS "xi", round(beta::numeric, 3) AS "beta", fit_method AS "fit"
+FROM qar_risk('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num', 'marital_status',
+	'occupation', 'relationship', 'race', 'sex', 'capital_gain', 'capital_loss', 'hours_per_week',
+	'native_country']);
