@@ -13,7 +13,7 @@
  *				= integral_0^1 p s^(f-1) / (p + (1-p) s) ds
  *
  * (the second form substitutes s = p t / (1 - (1-p) t) in the generating
- * function integral of E[1/F]).  For f = 1 and 2 it is
+ * function integral of E[1/F]).  Its cost is bounded whatever f and p.  For f = 1 and 2 it is
  *		r = p/(1-p) ln(1/p)  and  r = p/(1-p) - (p/(1-p))^2 ln(1/p),
  * the closed forms of Benedetti and Franconi (1998), Franconi and Polettini
  * (2004) and sdcMicro.  For f >= 3 sdcMicro's default ("approx") uses
@@ -29,11 +29,20 @@
 
 PG_FUNCTION_INFO_V1(qidrisk_individual_risk);
 
+/* From this class size on, J(f) is summed as a series (a few dozen terms) */
+#define SERIES_FROM 64
+
 /*
- * J(f) = integral_0^1 s^(f-1) / (p + q s) ds with q = 1 - p, by the
- * recurrence q J(f) + p J(f-1) = 1/(f-1).  Upwards from J(1) = ln(1/p)/q it
- * multiplies errors by p/q a step, so it runs upwards while that stays small
- * and otherwise downwards from far above f, where errors shrink by q/p.
+ * J(f) = integral_0^1 s^(f-1) / (p + q s) ds with q = 1 - p.
+ *
+ * Small f: the recurrence q J(f) + p J(f-1) = 1/(f-1).  Upwards from
+ * J(1) = ln(1/p)/q it multiplies errors by p/q a step, so it runs upwards
+ * while that stays small and otherwise downwards from far above f, where
+ * errors shrink by q/p (at most about 15 f steps below SERIES_FROM).
+ *
+ * Large f: expanding 1/(p + q s) = sum_k q^k (1-s)^k gives
+ * J(f) = sum_k q^k B(f, k+1), whose terms shrink by q k/(f+k): for f >= 64
+ * they fall below 1e-17 of the sum within a few dozen terms, whatever p.
  */
 static double
 RiskIntegral(int64 f, double p)
@@ -43,6 +52,18 @@ RiskIntegral(int64 f, double p)
 
 	if (q <= 0.0)
 		return 1.0 / (double) f;
+	if (f >= SERIES_FROM)
+	{
+		double		term = 1.0 / (double) f;
+
+		j = term;
+		for (int64 k = 1; term > j * 1e-17; k++)
+		{
+			term *= q * (double) k / (double) (f + k);
+			j += term;
+		}
+		return j;
+	}
 	if (p <= q || (double) (f - 1) * log(p / q) <= log(16.0))
 	{
 		j = -log1p(-q) / q;

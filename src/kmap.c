@@ -8,7 +8,9 @@
  * of its rows that falls in a class adds 1 (or its weight) to it; the
  * population is never grouped.  Both scans run through SPI with the caller's
  * rights (privileges and row-level security hold on both tables) under one
- * snapshot, and their rows reach a DestReceiver without being copied.
+ * snapshot.  The release's rows reach a DestReceiver without being copied;
+ * the population is read by the aggregate qidrisk_kmap_probe, so that the
+ * planner can split that scan over parallel workers.
  *
  * Both sides are hashed by one plan built from the release's column types and
  * collations; the population's columns must be of the same types (or binary

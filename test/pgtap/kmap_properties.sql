@@ -225,7 +225,8 @@ SELECT is(ARRAY[individual_risk(1, 1), individual_risk(4, 4, 'exact'), individua
 		  ARRAY[1, 0.25, 0.25]::float8[], 'F_k = f_k (or below): risk 1/f_k');
 -- exact = E[1/F_k] as the negative-binomial series sum_h C(h-1, f-1) p^f q^(h-f) / h,
 -- its terms by their ratio, summed here in float8
-SELECT is((SELECT count(*) FROM (VALUES (3, 0.2), (4, 0.5), (5, 0.05), (7, 0.9), (12, 0.6), (25, 0.35), (2, 0.999)) v(f, p),
+SELECT is((SELECT count(*) FROM (VALUES (3, 0.2), (4, 0.5), (5, 0.05), (7, 0.9), (12, 0.6), (25, 0.35), (2, 0.999),
+								 (63, 0.3), (64, 0.3), (100, 0.9), (150, 0.2), (300, 0.6), (63, 0.97)) v(f, p),
 				LATERAL (WITH RECURSIVE t(h, c) AS (
 							 SELECT f, p::float8 ^ f
 							 UNION ALL
@@ -246,7 +247,7 @@ SELECT is((SELECT count(*) FROM (VALUES (3, 0.1), (4, 0.3), (5, 0.25), (6, 0.7),
 		   WHERE abs(individual_risk(f, f / p, 'exact') - s.r::float8) > 1e-9 * s.r::float8), 0::bigint,
 		  'individual_risk (exact) = the alternating closed form for f = 3..8');
 SELECT ok((SELECT bool_and(individual_risk(f, f / p, 'exact') BETWEEN p / f AND 1.0 / f)
-		   FROM generate_series(1, 60) f, unnest(ARRAY[1e-9, 0.001, 0.3, 0.5, 0.51, 0.8, 0.999999]) p),
+		   FROM (SELECT generate_series(1, 130) UNION ALL SELECT 1000000000) AS g(f), unnest(ARRAY[1e-9, 0.001, 0.3, 0.5, 0.51, 0.8, 0.999999]) p),
 		  'individual_risk (exact) lies between p/f and 1/f');
 
 -- Row-level security and privileges on both tables

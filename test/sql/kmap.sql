@@ -58,6 +58,14 @@ INSERT INTO r_values VALUES ('a', 1.0, NULL), ('a', 1.00, NULL), (NULL, 2, 'x'),
 CREATE TABLE p_values (code text, amount numeric, note text);
 INSERT INTO p_values VALUES ('a', 1, NULL), ('a', 1.000, NULL), ('a', 1, 'z'), (NULL, 2.0, 'x'), ('c', 3, 'y');
 SELECT * FROM kmap_count('r_values', 'p_values', ARRAY['code', 'amount', 'note']) ORDER BY class;
+-- a domain matches its base type, varchar matches text, numeric(5,2) matches numeric
+CREATE DOMAIN years AS integer CHECK (VALUE >= 0);
+CREATE TABLE d_release (a years, z varchar(5), n numeric(5, 2));
+INSERT INTO d_release VALUES (1, 'x', 1.00), (2, 'y', 2.50);
+CREATE TABLE d_population (a integer, z text, n numeric);
+INSERT INTO d_population VALUES (1, 'x', 1), (1, 'x', 1.0), (2, 'y', 2.5), (2, 'y', 2.49);
+SELECT * FROM kmap_count('d_release', 'd_population', ARRAY['a', 'z', 'n']) ORDER BY class;
+SELECT * FROM kmap_count('d_population', 'd_release', ARRAY['a', 'z', 'n']) ORDER BY class;
 -- an empty release has no classes and no k-map value; an empty population counts 0
 CREATE TABLE nobody (zip text, age integer);
 SELECT count(*) FROM kmap_count('nobody', 'census', ARRAY['zip', 'age']);
