@@ -1410,12 +1410,22 @@ COMMENT ON FUNCTION individual_risk(bigint, double precision, text) IS
 CREATE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
 RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
 			   individual_risk double precision)
-LANGUAGE sql STABLE PARALLEL RESTRICTED
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
+BEGIN
+	-- checked before the scan, so that an empty table cannot hide a bad argument
+	IF rel IS NULL OR qid IS NULL OR method IS NULL THEN
+		RAISE EXCEPTION 'weighted_risk: % must not be NULL',
+			CASE WHEN rel IS NULL THEN 'rel' WHEN qid IS NULL THEN 'qid' ELSE 'method' END
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM @extschema@.individual_risk(1, 1, method);
+	RETURN QUERY
 	SELECT k.class, k.release_rows, k.population_rows,
 		   @extschema@.individual_risk(k.release_rows, k.population_rows, method)
-	FROM @extschema@.kmap_count(rel, rel, qid, weight) AS k
+	FROM @extschema@.kmap_count(rel, rel, qid, weight) AS k;
+END
 $$;
 COMMENT ON FUNCTION weighted_risk(regclass, text[], text, text) IS
 'per QID class of a weighted sample: its rows f_k, the estimated population F_k (sum of weights) and the individual risk of each of its records';
