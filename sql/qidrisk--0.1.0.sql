@@ -1410,12 +1410,22 @@ COMMENT ON FUNCTION individual_risk(bigint, double precision, text) IS
 CREATE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
 RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
 			   individual_risk double precision)
-LANGUAGE sql STABLE PARALLEL RESTRICTED
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
+BEGIN
+	-- checked before the scan, so that an empty table cannot hide a bad argument
+	IF rel IS NULL OR qid IS NULL OR method IS NULL THEN
+		RAISE EXCEPTION 'weighted_risk: % must not be NULL',
+			CASE WHEN rel IS NULL THEN 'rel' WHEN qid IS NULL THEN 'qid' ELSE 'method' END
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM @extschema@.individual_risk(1, 1, method);
+	RETURN QUERY
 	SELECT k.class, k.release_rows, k.population_rows,
 		   @extschema@.individual_risk(k.release_rows, k.population_rows, method)
-	FROM @extschema@.kmap_count(rel, rel, qid, weight) AS k
+	FROM @extschema@.kmap_count(rel, rel, qid, weight) AS k;
+END
 $$;
 COMMENT ON FUNCTION weighted_risk(regclass, text[], text, text) IS
 'per QID class of a weighted sample: its rows f_k, the estimated population F_k (sum of weights) and the individual risk of each of its records';
@@ -1765,6 +1775,13 @@ BEGIN
 				  DETAIL = format('Got %s.', whatif),
 				  HINT = 'For example {"name": "S_loc", "local": true, "columns": {"sex": {"constant": "*"}}}.';
 	END IF;
+	-- a misspelt key ("lokal") must not silently change the what-if
+	SELECT x INTO bad FROM jsonb_object_keys(whatif) AS x WHERE x NOT IN ('name', 'local', 'columns') LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION '%: unknown key "%" in a generalization', funcname, bad
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'A generalization has the keys name, local and columns.';
+	END IF;
 	BEGIN
 		is_local := coalesce((whatif ->> 'local')::boolean, false);
 	EXCEPTION WHEN invalid_text_representation THEN
@@ -1813,6 +1830,13 @@ BEGIN
 			RAISE EXCEPTION '%: column "%" needs exactly one of map, constant, range or mean', funcname, col
 				USING ERRCODE = 'invalid_parameter_value',
 					  DETAIL = format('Got %s.', gens -> col);
+		END IF;
+		SELECT x INTO bad FROM jsonb_object_keys(spec) AS x
+		WHERE x <> kinds[1] AND NOT (kinds[1] = 'map' AND x IN ('from', 'to')) LIMIT 1;
+		IF FOUND THEN
+			RAISE EXCEPTION '%: unknown key "%" in the % of column "%"', funcname, bad, kinds[1], col
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Only a map takes more keys: "from" and "to".';
 		END IF;
 		CASE kinds[1]
 		WHEN 'constant' THEN
@@ -1882,11 +1906,14 @@ BEGIN
 				RAISE EXCEPTION '%: the % of column "%" needs k, a whole number of rows', funcname, kinds[1], col
 					USING ERRCODE = 'invalid_parameter_value';
 			END IF;
-			k := (spec ->> kinds[1])::numeric;
-			IF k < 1 OR k <> (spec ->> kinds[1])::numeric THEN
-				RAISE EXCEPTION '%: k of column "%" must be a whole number at least 1', funcname, col
-					USING ERRCODE = 'invalid_parameter_value';
+			-- checked as numeric first: 1e400 must not surface as an integer overflow
+			IF (spec ->> kinds[1])::numeric NOT BETWEEN 1 AND 2147483647
+			   OR trunc((spec ->> kinds[1])::numeric) <> (spec ->> kinds[1])::numeric THEN
+				RAISE EXCEPTION '%: k of column "%" must be a whole number from 1 to 2147483647', funcname, col
+					USING ERRCODE = 'invalid_parameter_value',
+						  DETAIL = format('Got %s.', left((spec -> kinds[1])::text, 40));
 			END IF;
+			k := (spec ->> kinds[1])::numeric;
 			EXECUTE format('SELECT @extschema@.quantile_cuts(%I, %s)::text FROM %s WHERE %s',
 						   col, k, rel, filter) INTO cuts;
 			IF kinds[1] = 'range' THEN

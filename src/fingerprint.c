@@ -220,6 +220,7 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 			 const char *funcname)
 {
 	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
+	int			shown_offset;
 
 	if (hasher != NULL)
 		return hasher;
@@ -245,9 +246,13 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 	hasher->firstarg = firstarg;
 	hasher->ncolumns = ncolumns;
 
+	/* an aggregate's transition state is argument 0; a plain function's is not */
+	shown_offset = AggCheckCallContext(fcinfo, NULL) ? 0 : 1;
+
 	for (int i = 0; i < ncolumns; i++)
 	{
 		int			argno = firstarg + i;
+		int			shown = argno + shown_offset;	/* counted from 1 */
 		Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
 		char		where[64];
 
@@ -255,14 +260,14 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s could not determine the data type of argument %d",
-							funcname, argno)));
+							funcname, shown)));
 		if (typid == UNKNOWNOID)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDETERMINATE_DATATYPE),
 					 errmsg("could not determine data type of argument %d of %s",
-							argno, funcname),
+							shown, funcname),
 					 errhint("Add an explicit cast, for example '...'::text.")));
-		snprintf(where, sizeof(where), "Argument %d", argno);
+		snprintf(where, sizeof(where), "Argument %d", shown);
 		QidColumnInit(&hasher->columns[i], typid,
 					  ArgumentCollation(fcinfo, argno, typid),
 					  fcinfo->flinfo->fn_mcxt, where, funcname);

@@ -675,5 +675,11 @@ qar_tail_risk(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("n_u must lie between 1 and n_p")));
 	QarCheckProbabilities(alpha, 0.5);
+	/* past the exceedance fraction the tail formula falls below u: refuse, as qar_risk does */
+	if (alpha * (double) n_p >= (double) n_u)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("alpha must be below the exceedance fraction n_u / n_p"),
+				 errdetail("alpha is %g, n_u / n_p is %d / " INT64_FORMAT ".", alpha, n_u, n_p)));
 	PG_RETURN_FLOAT8(QarTailRisk(Logit(u), xi, beta, alpha * (double) n_p / n_u));
 }

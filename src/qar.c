@@ -755,6 +755,17 @@ QarMarkUnique(const QarTable *t, const QarSubset *s, void *arg)
 			uq->bits[i * uq->stride + j / 8] |= (uint8) (1 << (j % 8));
 }
 
+/* Check max_rows is given and positive, before the table is read */
+static void
+QarMaxRowsArg(FunctionCallInfo fcinfo, int argno)
+{
+	QarNotNull(fcinfo, argno, "max_rows");
+	if (PG_GETARG_INT32(argno) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_rows must be at least 1, not %d", PG_GETARG_INT32(argno))));
+}
+
 /* Check a table is within a function's max_rows argument */
 static void
 QarCheckMaxRows(FunctionCallInfo fcinfo, int argno, const QarTable *t, const char *funcname)
@@ -791,7 +802,7 @@ qar_record_contributions(PG_FUNCTION_ARGS)
 	int64		np;
 
 	QarProbabilityArgs(fcinfo, 4, &alpha, &pi_u);
-	QarNotNull(fcinfo, 6, "max_rows");
+	QarMaxRowsArg(fcinfo, 6);
 	t = QarLoad(fcinfo, 3, "qar_record_contributions");
 	QarCheckMaxRows(fcinfo, 6, t, "qar_record_contributions");
 	np = t->nsubsets;
@@ -933,7 +944,7 @@ qar_record_entropy(PG_FUNCTION_ARGS)
 	QarEntropy	en;
 	ReturnSetInfo *rsinfo;
 
-	QarNotNull(fcinfo, 4, "max_rows");
+	QarMaxRowsArg(fcinfo, 4);
 	t = QarLoad(fcinfo, 3, "qar_record_entropy");
 	QarCheckMaxRows(fcinfo, 4, t, "qar_record_entropy");
 	en.nbins = Max(1, (int) floor(sqrt((double) t->nsubsets)));

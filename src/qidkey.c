@@ -89,7 +89,13 @@ RememberK(FunctionCallInfo fcinfo, FreqState *state)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("k must not be NULL")));
 	k = PG_GETARG_INT32(1);
-	MergeAggParameter(&state->has_param, &state->param, true, (double) k);
+	if (state->has_param && state->param != (double) k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be the same for every row of a group"),
+				 errdetail("Saw k = %g and then k = %d.", state->param, k)));
+	state->has_param = true;
+	state->param = (double) k;
 }
 
 /*

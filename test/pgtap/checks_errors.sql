@@ -9,10 +9,15 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(38 + 4);
+SELECT plan(76 + 13);
 
 CREATE TABLE people (age integer, zip text);
 INSERT INTO people SELECT 20 + i % 5, 'z' || i % 3 FROM generate_series(1, 60) i;
+-- for min_kmap and max_qar_risk
+CREATE TABLE census AS SELECT age, count(*) * 3 AS cnt, 'x'::text AS wt FROM people GROUP BY age;
+CREATE TABLE empty_t (age integer, zip text);
+CREATE ROLE qidrisk_e_nocensus;
+GRANT SELECT ON people TO qidrisk_e_nocensus;
 
 -- What must not change: table contents, objects, the history
 CREATE FUNCTION pg_temp.snapshot() RETURNS text LANGUAGE sql AS $$
@@ -58,7 +63,53 @@ FROM (VALUES
 	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"group_size": 0, "max": 0.5}}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"group_size": 2, "max": 1.5}}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"group_size": 2}}', '22023'),
-	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"k": 2, "max": 0.5}}', '22023')
+	($$'people'$$, $$ARRAY['age']$$, '{"max_birthday_uniqueness": {"k": 2, "max": 0.5}}', '22023'),
+	-- min_kmap
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": 3}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census"}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"k": 2}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": 5, "k": 2}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": null, "k": 2}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "a;b", "k": 2}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "nope", "k": 2}}', '42P01'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 0}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2.5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": "2"}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 1e400}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "extra": 1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "weight": 5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "weight": "nope"}}', '42703'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "weight": "wt"}}', '42804'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "population_qid": "age"}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "population_qid": [null]}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "population_qid": [1]}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "population_qid": ["age", "cnt"]}}', '2202E'),
+	($$'people'$$, $$ARRAY['age']$$, '{"min_kmap": {"population": "census", "k": 2, "population_qid": ["wt"]}}', '42804'),
+	($$'people'$$, $$ARRAY['zip']$$, '{"min_kmap": {"population": "census", "k": 2}}', '42703'),
+	-- max_qar_risk
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": 0.5}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 1.5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": -0.1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": "0.5"}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "extra": 1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "p": 0}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "p": 2.5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "p": 1e400}}', '22023'),
+	($$'people'$$, $$ARRAY['age', 'zip']$$, '{"max_qar_risk": {"max": 0.5, "p": 3}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "alpha": 0}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "alpha": 1}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "alpha": null}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "pi_u": 0}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "pi_u": 1.5}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": []}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": "age"}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": [null]}}', '22023'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": ["nope"]}}', '42703'),
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": ["age", "age"]}}', '42701'),
+	-- an undefined risk (one 3-column subset) is an error, never a pass
+	($$'people'$$, $$ARRAY['age', 'zip']$$, '{"max_qar_risk": {"max": 1, "p": 2}}', '22023'),
+	($$'empty_t'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "p": 1}}', '22023')
 ) AS c(rel, qid, policy, code);
 
 SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_k": 2}', NULL)$$, '22004', NULL,
@@ -69,6 +120,14 @@ SELECT throws_ok($$CALL qid_assert('people', ARRAY['nope'], '{"min_k": 2}')$$, '
 				 'qid_assert with an unknown column raises 42703, not QR001');
 SELECT throws_ok($$CALL qid_assert(NULL, ARRAY['age'], '{"min_k": 2}')$$, '22004', NULL,
 				 'qid_assert with a NULL table raises 22004');
+SELECT throws_ok($$CALL qid_assert('people', ARRAY['age'], '{"min_kmap": {"population": "census", "k": 0}}')$$, '22023', NULL,
+				 'qid_assert with a bad min_kmap raises 22023, not QR001');
+SELECT throws_ok($$CALL qid_assert('people', ARRAY['age'], '{"max_qar_risk": {"max": 2}}')$$, '22023', NULL,
+				 'qid_assert with a bad max_qar_risk raises 22023, not QR001');
+SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_kmap": {"population": "census", "k": 0}}', true)$$, '22023', NULL,
+				 'a bad min_kmap with record_history raises 22023 (and writes no row)');
+SELECT throws_ok($$SET LOCAL ROLE qidrisk_e_nocensus; SELECT * FROM qid_check('people', ARRAY['age'], '{"min_kmap": {"population": "census", "k": 1}}')$$, '42501', NULL,
+				 'min_kmap against a population the role cannot read: 42501');
 
 SELECT is(pg_temp.snapshot(), s, 'nothing changed: table, history and objects') FROM before;
 SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"nope": 1}')$$, '22023',
@@ -77,6 +136,9 @@ SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_k": 0}
 				 'policy rule min_k must be a whole number at least 1, not 0', 'the message names the rule and the bad value');
 SELECT is((SELECT count(*) FROM qid_check('people', ARRAY['age', 'zip'], '{"min_k": 2}')), 1::bigint,
 		  'qid_check still works after the errors');
+
+DROP OWNED BY qidrisk_e_nocensus;
+DROP ROLE qidrisk_e_nocensus;
 
 SELECT * FROM finish();
 ROLLBACK;
