@@ -5,18 +5,21 @@
  *	  exact contributions, record entropies and greedy removal.
  *
  * The table is read once through SPI as the caller (privileges and row-level
- * security apply): every candidate column arrives as its dense rank
- * (dense_rank() over the column's default ordering, NULL one more value,
- * ranked last), so equal values share a code and codes keep the column's
- * order, which the record entropy needs.  The p-subsets are enumerated in
- * lexicographic order; the partition of a subset refines the partition of its
- * (p-1)-prefix, which is kept, so each subset costs one pass over the rows.
+ * security apply), in key order.  Each candidate column's values are numbered
+ * through a hash table on the type's hash and equality functions, then
+ * renumbered by the type's default ordering (NULL one more value, ranked
+ * last): equal values share a code and codes keep the column's order, which
+ * the record entropy needs.  The codes go to the quasi-identifier search
+ * engine (qidsearch.c), whose lattice walk refines stripped partitions; an
+ * adapter turns each p-subset's partition into a class per row and ranks the
+ * subset lexicographically.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -326,11 +329,28 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	appendStringInfoString(&sql, "SELECT ");
 	for (int i = 0; i < n; i++)
 		appendStringInfo(&sql, "qar_t.%s, ", quote_identifier(table->names[i]));
-	/* order by the key column itself, not by its text output */
-	appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
-					 key ? quote_identifier(key) : "ctid",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
-					 key ? quote_identifier(key) : "ctid");
+	if (key_arg < 0)
+	{
+		/* no key wanted: any order will do, and views have no ctid */
+		appendStringInfo(&sql, "NULL::text AS qar_key FROM %s AS qar_t",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname));
+	}
+	else
+	{
+		char		relkind = get_rel_relkind(relid);
+
+		if (key == NULL && relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
+			relkind != RELKIND_PARTITIONED_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("%s needs key_column for %s, which has no ctid", funcname, relname),
+					 errhint("Pass the name of a column that identifies the rows.")));
+		/* order by the key column itself, not by its text output */
+		appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
+						 key ? quote_identifier(key) : "ctid",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
+						 key ? quote_identifier(key) : "ctid");
+	}
 
 	table->codes = palloc(sizeof(int32 *) * n);
 	table->ndistinct = palloc0(sizeof(int32) * n);
