@@ -118,7 +118,7 @@ EOF
 		timed "C $run" "SELECT count(*) FROM qid_search('bench_qid_1e6', ARRAY[$BIG_COLS]);"
 	done
 	# ten subsets, one of each size, each timed on its own
-	for s in 1 6 112 15 31 325 127 755 511 1023; do
+	for s in 1 6 112 15 31 1008 127 1020 511 1023; do
 		cat <<EOF
 \\echo MARK D $s
 \\timing on

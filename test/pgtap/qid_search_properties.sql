@@ -10,7 +10,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(40);
+SELECT plan(41);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = '@colStrength=secondary', deterministic = false);
 
@@ -251,6 +251,21 @@ SELECT throws_ok($$SELECT * FROM qid_search('t9')$$, '42883', NULL, 'a column wi
 SET LOCAL qidrisk.max_state_memory = 64;
 SELECT throws_ok($$SELECT * FROM qid_search('t3')$$, '54000', NULL, 'past the memory budget: 54000');
 RESET qidrisk.max_state_memory;
+-- cancellable: a statement timeout stops a long search
+CREATE TEMP VIEW slow AS SELECT i % 1000 AS a, i % 997 AS b, i % 991 AS c, i % 983 AS d, i % 977 AS e,
+	i % 971 AS f, i % 967 AS g, i % 953 AS h FROM generate_series(1, 400000) i;
+CREATE FUNCTION pg_temp.cancel_code() RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count(*) FROM qid_search('slow');
+	RETURN 'finished';
+EXCEPTION WHEN query_canceled THEN
+	RETURN SQLSTATE;
+END
+$$;
+SET LOCAL statement_timeout = '100ms';
+SELECT is(pg_temp.cancel_code(), '57014', 'a statement timeout cancels the search');
+RESET statement_timeout;
 SELECT is((SELECT md5(string_agg(t3::text, ',' ORDER BY t3::text)) FROM t3), (SELECT sum FROM t3_before),
 		  'the table is unchanged');
 SELECT is(pg_temp.ours('t5', ARRAY['a', 'b', 'c', 'd']), pg_temp.reference('t5', ARRAY['a', 'b', 'c', 'd']),
