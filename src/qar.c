@@ -5,18 +5,21 @@
  *	  exact contributions, record entropies and greedy removal.
  *
  * The table is read once through SPI as the caller (privileges and row-level
- * security apply): every candidate column arrives as its dense rank
- * (dense_rank() over the column's default ordering, NULL one more value,
- * ranked last), so equal values share a code and codes keep the column's
- * order, which the record entropy needs.  The p-subsets are enumerated in
- * lexicographic order; the partition of a subset refines the partition of its
- * (p-1)-prefix, which is kept, so each subset costs one pass over the rows.
+ * security apply), in key order.  Each candidate column's values are numbered
+ * through a hash table on the type's hash and equality functions, then
+ * renumbered by the type's default ordering (NULL one more value, ranked
+ * last): equal values share a code and codes keep the column's order, which
+ * the record entropy needs.  The codes go to the quasi-identifier search
+ * engine (qidsearch.c), whose lattice walk refines stripped partitions; an
+ * adapter turns each p-subset's partition into a class per row and ranks the
+ * subset lexicographically.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -326,11 +329,28 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	appendStringInfoString(&sql, "SELECT ");
 	for (int i = 0; i < n; i++)
 		appendStringInfo(&sql, "qar_t.%s, ", quote_identifier(table->names[i]));
-	/* order by the key column itself, not by its text output */
-	appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
-					 key ? quote_identifier(key) : "ctid",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
-					 key ? quote_identifier(key) : "ctid");
+	if (key_arg < 0)
+	{
+		/* no key wanted: any order will do, and views have no ctid */
+		appendStringInfo(&sql, "NULL::text AS qar_key FROM %s AS qar_t",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname));
+	}
+	else
+	{
+		char		relkind = get_rel_relkind(relid);
+
+		if (key == NULL && relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
+			relkind != RELKIND_PARTITIONED_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("%s needs key_column for %s, which has no ctid", funcname, relname),
+					 errhint("Pass the name of a column that identifies the rows.")));
+		/* order by the key column itself, not by its text output */
+		appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
+						 key ? quote_identifier(key) : "ctid",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
+						 key ? quote_identifier(key) : "ctid");
+	}
 
 	table->codes = palloc(sizeof(int32 *) * n);
 	table->ndistinct = palloc0(sizeof(int32) * n);
@@ -768,7 +788,8 @@ QarMaxRowsArg(FunctionCallInfo fcinfo, int argno)
 
 /* Check a table is within a function's max_rows argument */
 static void
-QarCheckMaxRows(FunctionCallInfo fcinfo, int argno, const QarTable *t, const char *funcname)
+QarCheckMaxRows(FunctionCallInfo fcinfo, int argno, const QarTable *t, const char *funcname,
+				const char *cost)
 {
 	int32		max_rows;
 
@@ -778,7 +799,7 @@ QarCheckMaxRows(FunctionCallInfo fcinfo, int argno, const QarTable *t, const cha
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s is limited to %d rows; the table has %d", funcname, max_rows, t->nrows),
-				 errdetail("Its cost grows with the square of the rows."),
+				 errdetail("%s", cost),
 				 errhint("Raise max_rows if you accept the running time, or use qar_record_scores (U+).")));
 }
 
@@ -804,7 +825,8 @@ qar_record_contributions(PG_FUNCTION_ARGS)
 	QarProbabilityArgs(fcinfo, 4, &alpha, &pi_u);
 	QarMaxRowsArg(fcinfo, 6);
 	t = QarLoad(fcinfo, 3, "qar_record_contributions");
-	QarCheckMaxRows(fcinfo, 6, t, "qar_record_contributions");
+	QarCheckMaxRows(fcinfo, 6, t, "qar_record_contributions",
+					"It sorts the thetas and fits the tail once per row.");
 	np = t->nsubsets;
 	uq.stride = (np + 7) / 8;
 	QarCheckMemory((double) uq.stride * t->nrows + np * 20.0, "qar_record_contributions");
@@ -857,6 +879,9 @@ typedef struct QarEntropy
 	int64	   *below;			/* scratch: rows r with F(r) <= F(class) */
 	int32	   *first;			/* scratch: a row of each class */
 	int32	   *order;			/* scratch: classes sorted by F */
+	struct QarPoint *points;	/* scratch: classes as points (p <= 3) */
+	struct QarPoint *scratch;	/* scratch: the halves being swept */
+	int64	   *tree;			/* scratch: Fenwick tree over the last column */
 } QarEntropy;
 
 /* Compare classes by their F, for sorting */
@@ -868,6 +893,161 @@ QarCompareCdf(const void *a, const void *b, void *arg)
 	int64		y = cdf[*(const int32 *) b];
 
 	return (x > y) - (x < y);
+}
+
+/* A class as a point of up to three rank coordinates, for dominance counting */
+typedef struct QarPoint
+{
+	int32		x,
+				y,
+				z;
+	int32		cls;
+	int64		weight;			/* rows in the class */
+} QarPoint;
+
+/* Order points by x, then y, then z */
+static int
+QarComparePointXyz(const void *a, const void *b)
+{
+	const QarPoint *p = a;
+	const QarPoint *q = b;
+
+	if (p->x != q->x)
+		return p->x < q->x ? -1 : 1;
+	if (p->y != q->y)
+		return p->y < q->y ? -1 : 1;
+	return (p->z > q->z) - (p->z < q->z);
+}
+
+/* Order points by y alone */
+static int
+QarComparePointY(const void *a, const void *b)
+{
+	const QarPoint *p = a;
+	const QarPoint *q = b;
+
+	return (p->y > q->y) - (p->y < q->y);
+}
+
+/* Add weight at position z (0-based) of a Fenwick tree of size n */
+static inline void
+QarFenwickAdd(int64 *tree, int n, int z, int64 weight)
+{
+	for (int i = z + 1; i <= n; i += i & (-i))
+		tree[i] += weight;
+}
+
+/* Sum of a Fenwick tree's positions 0 .. z */
+static inline int64
+QarFenwickSum(const int64 *tree, int z)
+{
+	int64		sum = 0;
+
+	for (int i = z + 1; i > 0; i -= i & (-i))
+		sum += tree[i];
+	return sum;
+}
+
+/*
+ * Divide and conquer over points sorted by (x, y, z) (CDQ): every point of
+ * the left half precedes every point of the right half in x, so a left point
+ * dominates a right one when its y and z are not larger; those pairs are
+ * counted by a sweep in y with a Fenwick tree over z.
+ */
+static void
+QarDominanceSplit(QarPoint *pts, int lo, int hi, QarPoint *scratch, int64 *tree,
+				  int nz, int64 *cdf)
+{
+	int			mid,
+				nleft,
+				nright,
+				k = 0;
+	QarPoint   *left,
+			   *right;
+
+	if (hi - lo < 2)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	mid = (lo + hi) / 2;
+	QarDominanceSplit(pts, lo, mid, scratch, tree, nz, cdf);
+	QarDominanceSplit(pts, mid, hi, scratch, tree, nz, cdf);
+
+	nleft = mid - lo;
+	nright = hi - mid;
+	left = scratch + lo;
+	right = scratch + mid;
+	memcpy(left, pts + lo, sizeof(QarPoint) * nleft);
+	memcpy(right, pts + mid, sizeof(QarPoint) * nright);
+	qsort(left, nleft, sizeof(QarPoint), QarComparePointY);
+	qsort(right, nright, sizeof(QarPoint), QarComparePointY);
+	for (int r = 0; r < nright; r++)
+	{
+		while (k < nleft && left[k].y <= right[r].y)
+		{
+			QarFenwickAdd(tree, nz, left[k].z, left[k].weight);
+			k++;
+		}
+		cdf[right[r].cls] += QarFenwickSum(tree, right[r].z);
+	}
+	for (int i = 0; i < k; i++)
+		QarFenwickAdd(tree, nz, left[i].z, -left[i].weight);
+}
+
+/* F of every class of a subset of at most 3 columns, in O(H log^2 H) */
+static void
+QarDominance3(const QarTable *t, const QarSubset *s, QarEntropy *en)
+{
+	int			H = s->nclasses;
+	int			nz = 1;
+	QarPoint   *pts = en->points;
+
+	for (int a = 0; a < H; a++)
+	{
+		int			r = en->first[a];
+
+		pts[a].x = t->codes[s->columns[0]][r];
+		pts[a].y = t->p > 1 ? t->codes[s->columns[1]][r] : 0;
+		pts[a].z = t->p > 2 ? t->codes[s->columns[2]][r] : 0;
+		pts[a].cls = a;
+		pts[a].weight = s->sizes[a];
+		/* a class dominates itself */
+		en->cdf[a] = s->sizes[a];
+	}
+	if (t->p > 2)
+		nz = t->ndistinct[s->columns[2]];
+	memset(en->tree, 0, sizeof(int64) * (nz + 1));
+	qsort(pts, H, sizeof(QarPoint), QarComparePointXyz);
+	QarDominanceSplit(pts, 0, H, en->scratch, en->tree, nz, en->cdf);
+}
+
+/* F of every class by comparing all pairs of classes, for p > 3 */
+static void
+QarDominancePairs(const QarTable *t, const QarSubset *s, QarEntropy *en)
+{
+	int			H = s->nclasses;
+
+	for (int a = 0; a < H; a++)
+	{
+		int			ra = en->first[a];
+		int64		f = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int b = 0; b < H; b++)
+		{
+			int			rb = en->first[b];
+			bool		dominated = true;
+
+			for (int k = 0; k < t->p && dominated; k++)
+			{
+				const int32 *codes = t->codes[s->columns[k]];
+
+				dominated = codes[rb] <= codes[ra];
+			}
+			if (dominated)
+				f += s->sizes[b];
+		}
+		en->cdf[a] = f;
+	}
 }
 
 /* Bin every row's H(i, j) for one subset */
@@ -887,29 +1067,12 @@ QarBinEntropy(const QarTable *t, const QarSubset *s, void *arg)
 			en->first[s->cls[i]] = i;
 
 	/* F(a): rows whose every column ranks at or below class a's */
+	if (p <= 3)
+		QarDominance3(t, s, en);
+	else
+		QarDominancePairs(t, s, en);
 	for (int a = 0; a < H; a++)
-	{
-		int			ra = en->first[a];
-		int64		f = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		for (int b = 0; b < H; b++)
-		{
-			int			rb = en->first[b];
-			bool		dominated = true;
-
-			for (int k = 0; k < p && dominated; k++)
-			{
-				const int32 *codes = t->codes[s->columns[k]];
-
-				dominated = codes[rb] <= codes[ra];
-			}
-			if (dominated)
-				f += s->sizes[b];
-		}
-		en->cdf[a] = f;
 		en->order[a] = a;
-	}
 
 	/* H(i, j) L: rows r with F(r) <= F(i), ties included */
 	qsort_arg(en->order, H, sizeof(int32), QarCompareCdf, en->cdf);
@@ -946,13 +1109,24 @@ qar_record_entropy(PG_FUNCTION_ARGS)
 
 	QarMaxRowsArg(fcinfo, 4);
 	t = QarLoad(fcinfo, 3, "qar_record_entropy");
-	QarCheckMaxRows(fcinfo, 4, t, "qar_record_entropy");
+	QarCheckMaxRows(fcinfo, 4, t, "qar_record_entropy",
+					"It compares every pair of distinct combinations when p > 3.");
 	en.nbins = Max(1, (int) floor(sqrt((double) t->nsubsets)));
 	while ((int64) (en.nbins + 1) * (en.nbins + 1) <= t->nsubsets)
 		en.nbins++;
 	while ((int64) en.nbins * en.nbins > t->nsubsets)
 		en.nbins--;
-	QarCheckMemory((double) t->nrows * (en.nbins * 4 + 28), "qar_record_entropy");
+	{
+		int32		maxd = 1;
+
+		for (int c = 0; c < t->ncolumns; c++)
+			maxd = Max(maxd, t->ndistinct[c]);
+		QarCheckMemory((double) t->nrows * (en.nbins * 4 + 28 + 2 * sizeof(QarPoint)) +
+					   (double) (maxd + 1) * 8, "qar_record_entropy");
+		en.tree = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (maxd + 1));
+	}
+	en.points = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(QarPoint) * t->nrows);
+	en.scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(QarPoint) * t->nrows);
 	en.bins = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * t->nrows * en.nbins);
 	memset(en.bins, 0, sizeof(int32) * t->nrows * en.nbins);
 	en.cdf = palloc(sizeof(int64) * t->nrows);

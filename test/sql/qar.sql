@@ -118,6 +118,15 @@ SELECT step, key, round(u_plus::numeric, 4) AS u_plus, round(risk_after::numeric
 FROM qar_greedy_removal('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
 	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
 	'capital_loss', 'hours_per_week', 'native_country'], 3, 'id', 5);
+-- a view reads like its table; without a key column it has no ctid to name rows by
+CREATE VIEW adult_v AS SELECT * FROM adult WHERE sex = 'Female';
+CREATE TABLE adult_f AS SELECT * FROM adult WHERE sex = 'Female';
+SELECT (SELECT array_agg(q ORDER BY columns) FROM qar_thetas('adult_v', ARRAY['age', 'race', 'education', 'occupation'], 2) q)
+	= (SELECT array_agg(q ORDER BY columns) FROM qar_thetas('adult_f', ARRAY['age', 'race', 'education', 'occupation'], 2) q)
+	AS same_thetas;
+SELECT key, round(u_plus::numeric, 6) FROM qar_record_scores('adult_v', ARRAY['age', 'race', 'education', 'occupation'], 2, 'id')
+ORDER BY u_plus DESC, key::integer LIMIT 3;
+SELECT * FROM qar_record_scores('adult_v', ARRAY['age', 'race'], 1);
 -- greedy removal keeps every subset's partition: 364 x 32,561 class ids
 SET qidrisk.max_state_memory = '8MB';
 SELECT * FROM qar_greedy_removal('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
