@@ -77,7 +77,7 @@ SET search_path = bench_qar, public;
 \i data/load_adult.sql
 ALTER TABLE adult ADD COLUMN id integer GENERATED ALWAYS AS IDENTITY;
 VACUUM ANALYZE adult;
-SELECT 'version', extversion FROM pg_extension WHERE extname = 'qidrisk';
+SELECT 'version', extversion, version() FROM pg_extension WHERE extname = 'qidrisk';
 SELECT 'risk', risk, u, n_p, n_u, xi, beta, fit_method FROM qar_risk('adult', $ARR, 3, 0.01, 0.05);
 SELECT 'top', key, u_plus, unique_subsets FROM qar_record_scores('adult', $ARR, 3, 'id')
 ORDER BY u_plus DESC, key::integer LIMIT 10;
@@ -128,14 +128,17 @@ SQL
 	echo "DROP SCHEMA bench_qar CASCADE;"
 } > "$OUT/session.sql"
 
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 psql -X -q -A -t -F '|' -d "$DB" -f "$OUT/session.sql" > "$OUT/session.log" 2>&1 || {
 	tail -20 "$OUT/session.log"
 	exit 1
 }
 
-python3 - "$OUT/session.log" "$DOC" "$RUNS" "$NAIVE" "$COMMAND" "${PGHOST:-}" "${PGPORT:-}" <<'PY'
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$OUT/session.log" "$DOC" "$RUNS" "$NAIVE" "$COMMAND" "${PGHOST:-}" "${PGPORT:-}" \
+	"$LOAD_START" "$LOAD_END" "$(nproc)" <<'PY'
 import re, statistics, sys
-log, doc, runs, naive, command, host, port = sys.argv[1:8]
+log, doc, runs, naive, command, host, port, load_start, load_end, ncpu = sys.argv[1:11]
 runs, naive = int(runs), int(naive)
 times, results, label, run = {}, {}, None, None
 info = {'top': [], 'greedy': [], 'contrib_top': []}
@@ -182,6 +185,9 @@ lines.append('Produced by `%s` against %s; qidrisk %s. Adult: 32,561 rows, the 1
              'U+ > 0, sum of U+, and every row to 1e-9), E, F, H and I return the same figures every run.'
              % (command, 'the server at PGHOST=%s PGPORT=%s' % (host, port) if host else 'the default server',
                 info['version'][0], runs, len(times['B'])))
+lines.append('')
+lines.append('%s; %s CPUs shared with other work; load average (1, 5, 15 min) %s at the start, %s at the end: '
+             'wall times are inflated by the load, ratios less so.' % (info['version'][1], ncpu, load_start, load_end))
 lines.append('')
 lines.append('| variant | what | median | ratio |')
 lines.append('|---|---|---|---|')

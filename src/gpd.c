@@ -124,6 +124,7 @@ GpdFitMle(const GpdSample *s, GpdFit *fit)
 {
 	double		theta_lo,
 				theta_hi,
+				s_min,
 				s_max;
 	double		grid[2 * GPD_GRID + 1];
 	double		best_value = -INFINITY;
@@ -147,10 +148,15 @@ GpdFitMle(const GpdSample *s, GpdFit *fit)
 	if (GpdProfileXi(s, theta_hi) >= GPD_XI_MAX)
 		theta_hi = GpdSolveTheta(s, 0.0, theta_hi, GPD_XI_MAX);
 
-	/* grid: linear on the bounded negative side, log-spaced on the positive */
+	/*
+	 * grid: on the negative side uniform in log(1 + theta max(y)), which is
+	 * what drives xi(theta) to -1 near theta = -1/max(y), so shapes near -1
+	 * get grid points too; log-spaced on the positive side
+	 */
+	s_min = log1p(theta_lo * s->max);
 	s_max = log1p(theta_hi * s->mean);
 	for (int k = 0; k < GPD_GRID; k++)
-		grid[k] = theta_lo * (double) (GPD_GRID - k) / GPD_GRID;
+		grid[k] = expm1(s_min * (GPD_GRID - k) / GPD_GRID) / s->max;
 	grid[GPD_GRID] = 0.0;
 	for (int k = 1; k <= GPD_GRID; k++)
 		grid[GPD_GRID + k] = expm1(s_max * k / GPD_GRID) / s->mean;
