@@ -349,8 +349,34 @@ GpdFitExcesses(const double *y, int n, GpdMethod method, GpdFit *fit)
 		s.max = Max(s.max, y[i]);
 	}
 	s.mean = sum / n;
-	if (!(s.mean > 0.0))
+	if (!(s.max > 0.0))
 		return false;
+
+	/*
+	 * The fits are scale-equivariant (xi unchanged, beta scaled), but their
+	 * squares and sums overflow or underflow for excesses near the ends of
+	 * the double range: fit those scaled by a power of two, which is exact,
+	 * into [0.5, 1), and scale beta back.  Ordinary excesses are untouched.
+	 */
+	if (s.max > 0x1p500 || s.max < 0x1p-500 || !isfinite(sum))
+	{
+		double	   *scaled = palloc(sizeof(double) * n);
+		int			exponent;
+		bool		scaled_ok;
+
+		(void) frexp(s.max, &exponent);
+		for (int i = 0; i < n; i++)
+			scaled[i] = ldexp(y[i], -exponent);
+		scaled_ok = GpdFitExcesses(scaled, n, method, fit);
+		pfree(scaled);
+		if (!scaled_ok)
+			return false;
+		fit->beta = ldexp(fit->beta, exponent);
+		if (!isfinite(fit->beta) || !(fit->beta > 0.0))
+			return false;		/* the scale itself is not a double */
+		fit->loglik = GpdLogLikelihood(y, n, fit->xi, fit->beta);
+		return true;
+	}
 
 	switch (method)
 	{
@@ -596,8 +622,9 @@ gpd_fit(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("no GPD fit by method %s exists for these excesses", GpdMethodName(method)),
-				 errdetail("All excesses are zero, or the likelihood has no maximum with xi > -1, or their variance is zero."),
-				 errhint("Use method auto, which falls back from mle to pwm to mom.")));
+				 errdetail("All excesses are zero, their variance is zero, the likelihood has no maximum with xi > -1, or the scale beta lies beyond the double range."),
+				 method != GPD_METHOD_AUTO ?
+				 errhint("Use method auto, which falls back from mle to pwm to mom.") : 0));
 
 	values[0] = Float8GetDatum(fit.xi);
 	values[1] = Float8GetDatum(fit.beta);

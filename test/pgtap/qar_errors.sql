@@ -9,7 +9,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(124 + 6);
+SELECT plan(124 + 9);
 
 CREATE TABLE survey AS
 SELECT i AS id, i % 3 AS a, i % 5 AS b, i % 7 AS c, (i * 7) % 11 AS d, (i * 3) % 13 AS e, i % 17 AS f,
@@ -177,6 +177,16 @@ SELECT throws_ok('SELECT qar_tail_risk(0.5, 0.1, 1, 100, 10, 0.5)', '22023',
 				 'alpha must be below the exceedance fraction n_u / n_p', 'tail risk past n_u / n_p is refused, as qar_risk does');
 SELECT throws_ok($$SELECT * FROM qar_record_entropy('survey', ARRAY['a', 'b'], 1, max_rows => 0)$$, '22023',
 				 'max_rows must be at least 1, not 0', 'a bad max_rows is a bad argument, not a limit');
+-- excesses near the ends of the double range fit as their scaled copies do
+-- (they used to raise 'no GPD fit exists'), and a scale beyond double is no fit
+SELECT ok((SELECT abs(b.xi - a.xi) < 1e-9 AND abs(b.beta / 1e200 - a.beta) < 1e-9 * a.beta AND b.fit_method = a.fit_method
+		   FROM gpd_fit(ARRAY[1, 1, 2, 3.5, 0.25]) a, gpd_fit(ARRAY[1e200, 1e200, 2e200, 3.5e200, 0.25e200]) b),
+		  'gpd_fit of excesses around 1e200: the same xi, beta scaled');
+SELECT ok((SELECT abs(b.xi - a.xi) < 1e-9 AND abs(b.beta / 1e-300 - a.beta) < 1e-9 * a.beta AND b.fit_method = a.fit_method
+		   FROM gpd_fit(ARRAY[1, 1, 2, 3.5, 0.25]) a, gpd_fit(ARRAY[1e-300, 1e-300, 2e-300, 3.5e-300, 0.25e-300]) b),
+		  'gpd_fit of excesses around 1e-300: the same xi, beta scaled');
+SELECT throws_ok('SELECT * FROM gpd_fit(ARRAY[1e308, 1e308, 1.7e308])', '22023', NULL,
+				 'gpd_fit whose beta would exceed the double range: no fit, 22023');
 -- the boundary just below n_u / n_p still works, and agrees with the formula
 SELECT is(round(qar_tail_risk(0.9, 0.5, 1, 364, 18, 0.04)::numeric, 12),
 		  round((1 / (1 + exp(-(ln(9) + 1 / 0.5 * ((364 * 0.04 / 18) ^ (-0.5) - 1)))))::numeric, 12),
