@@ -132,7 +132,7 @@ struct FreqPartition
 	BufFile    *file;			/* this partition's runs, created on first spill */
 	int			end_fileno;		/* where the next run starts */
 	off_t		end_offset;
-	SpillRun   *runs;			/* spilled runs, disjoint from nothing: merged when read */
+	SpillRun   *runs;			/* spilled runs: a class may recur in several, summed when read */
 	int			nruns;
 	int			runs_capacity;
 };
@@ -486,6 +486,8 @@ SpillPartition(FreqState *state, FreqPartition *partition)
 		rows += partition->classes[i].count;
 		singletons += (partition->classes[i].count == 1);
 	}
+	elog(DEBUG1, "qidrisk: spilling a partition of " INT64_FORMAT " classes to a temporary file",
+		 partition->nclasses);
 	BeginRun(writer, state, partition);
 	WriteRunClasses(writer, partition->classes, partition->nclasses);
 	EndRun(writer);
@@ -671,6 +673,9 @@ ReduceRuns(FreqState *state, FreqPartition *partition, int keep)
 		int			take = Min(MergeFanIn(state), partition->nruns - keep + 1);
 		MergeSource *sources = palloc(take * sizeof(MergeSource));
 		RunWriter  *writer = palloc(sizeof(RunWriter));
+
+		elog(DEBUG1, "qidrisk: merging %d of %d runs of a partition into one", take,
+			 partition->nruns);
 
 		for (int i = 0; i < take; i++)
 			OpenRunSource(&sources[i], &partition->runs[i]);

@@ -62,6 +62,19 @@ SELECT matches('SELECT g, singleton_count(v, t) AS s, class_count(v, t) AS c FRO
 SELECT pg_stat_force_next_flush();
 SELECT temp_files() > :before AS partitionwise_spilled;
 RESET enable_partitionwise_aggregate;
+-- many runs per partition, more than one merge reads at once at 512 kB: they
+-- are merged into longer runs first, and every figure stays the in-memory one
+RESET qidrisk.max_state_memory;
+CREATE TABLE sp_many AS SELECT abs(hashint4(i)) % 500000 AS v FROM generate_series(1, 700000) i;
+CREATE TABLE sp_many_in_memory AS
+SELECT ROW(singleton_count(v), class_count(v), k_anonymity(v), rows_below_k(3, v),
+	class_profile(v), class_profile_key(qid_key(v)))::text AS figures FROM sp_many;
+SET qidrisk.max_state_memory = '512kB';
+SELECT ROW(singleton_count(v), class_count(v), k_anonymity(v), rows_below_k(3, v),
+	class_profile(v), class_profile_key(qid_key(v)))::text = (SELECT figures FROM sp_many_in_memory) AS many_runs_exact
+FROM sp_many;
+SELECT singleton_count(v) = (SELECT count(*) FROM (SELECT v FROM sp_many GROUP BY v HAVING count(*) = 1) c) AS many_runs_reference
+FROM sp_many;
 -- nothing left in the temporary directory
 SELECT count(*) AS temporary_files FROM pg_ls_tmpdir();
 
