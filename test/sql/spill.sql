@@ -92,5 +92,18 @@ SELECT pg_stat_force_next_flush();
 SELECT temp_files() > :before AS cancelled_while_spilling;
 SELECT count(*) AS temporary_files FROM pg_ls_tmpdir();
 SELECT matches('SELECT g, singleton_count(v, t) AS s, class_count(v, t) AS c FROM sp GROUP BY g') AS still_exact;
+-- the same in a parallel plan: the workers' files go too
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET statement_timeout = '1s';
+SELECT singleton_count(v, t, k) FROM sp, generate_series(1, 500) k;
+RESET statement_timeout;
+SELECT count(*) AS temporary_files FROM pg_ls_tmpdir();
+SELECT matches('SELECT g, singleton_count(v, t) AS s, class_count(v, t) AS c FROM sp GROUP BY g') AS still_exact_parallel;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET qidrisk.max_state_memory;
