@@ -1789,6 +1789,8 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 				/* a partition too large for the budget goes straight to a run */
 				RunWriter  *writer = palloc(sizeof(RunWriter));
 
+				elog(DEBUG1, "qidrisk: writing a received partition of " INT64_FORMAT
+					 " classes to a temporary file", sizes[p]);
 				BeginRun(writer, state, partition);
 				for (int64 i = 0; i < sizes[p]; i++)
 				{
