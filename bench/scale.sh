@@ -22,35 +22,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. bench/common.sh
+
 ROWS=${1:-10000000}
-if ! [[ "$ROWS" =~ ^[1-9][0-9]*$ ]]; then
-	echo "scale.sh: not a row count: $ROWS" >&2
-	exit 2
-fi
+bench_check_rows scale.sh "$ROWS"
 RUNS=${BENCH_RUNS:-5}
-DB=${BENCH_DB:-bench_scale}
 DOC=${BENCH_DOC:-docs/benchmarks.md}
 TAB="bench_scale_$ROWS"
 OUT="bench/results/scale-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
-PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 
-if [ "$("${PSQL[@]}" -At -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
-	"${PSQL[@]}" -d postgres -c "CREATE DATABASE \"$DB\""
-fi
-export PGDATABASE="$DB"
-"${PSQL[@]}" -c "SET client_min_messages = warning" \
-	-c "DROP EXTENSION IF EXISTS qidrisk CASCADE" -c "CREATE EXTENSION qidrisk"
-
-# --- the population table -------------------------------------------------
-signature="qidrisk bench population rows=$ROWS generator=$(md5sum bench/population.sql | cut -c1-32)"
-existing=$("${PSQL[@]}" -At -c "SELECT obj_description(to_regclass('$TAB'), 'pg_class')")
-if [ "$existing" != "$signature" ]; then
-	echo "scale: generating $TAB"
-	"${PSQL[@]}" -v tab="$TAB" -v rows="$ROWS" -c "SET client_min_messages = warning" \
-		-f bench/population.sql
-	"${PSQL[@]}" -c "COMMENT ON TABLE $TAB IS '$signature'"
-fi
+bench_database "${BENCH_DB:-bench_scale}"
+bench_population scale "$TAB" "$ROWS"
 
 declare -A QUERY
 VARIANTS=(A K C X)

@@ -15,7 +15,15 @@
  * (rows, classes, singletons) include buffered rows only after
  * FreqStateSettle, which every reader calls.
  *
- * All tables together are bounded by qidrisk.max_state_memory.
+ * All tables together are bounded by qidrisk.max_state_memory.  When a
+ * partitioned state (not a window aggregate's) would grow past it and
+ * qidrisk.spill is on, it spills instead: the largest partition's sorted
+ * array is written as a run to the partition's temporary file (a BufFile,
+ * removed by the resource owner on error or cancel) and its memory freed.
+ * Readers then stream one k-way merge of the in-memory arrays, the attached
+ * states' arrays and every file run, partition by partition, so the answers
+ * are exactly those of an unbounded state.  A partition with more runs than
+ * the merge's fan-in first merges runs into longer runs.
  */
 #include "postgres.h"
 
@@ -23,10 +31,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "access/xact.h"
+#include "commands/tablespace.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
+#include "storage/buffile.h"
 
 #include "qidrisk.h"
 
@@ -79,12 +90,36 @@
 /* How often long loops check for cancellation */
 #define INTERRUPT_CHECK_MASK 0xFFFF
 
+/* Spilling needs room for the partitions' buffers and a few pages of arrays */
+#define MIN_SPILL_BUDGET (512 * 1024)
+
+/* Most inputs one streaming merge reads at once (arrays and file runs) */
+#define MERGE_FANIN 64
+
+/* Fewest inputs a merge reads at once, however small the budget */
+#define MIN_MERGE_FANIN 4
+
+/* Classes read from or written to a run file at a time */
+#define RUN_CHUNK_CLASSES 128
+
+/* Whether a state may spill: a window aggregate's state must stay one table */
+#define SpillAllowed(state) ((state)->spill && !(state)->windowed)
+
 /* A class of a partition: its fingerprint and size */
 typedef struct CountedClass
 {
 	QidFingerprint key;
 	int64		count;
 } CountedClass;
+
+/* A sorted, duplicate-free run of classes in a temporary file */
+typedef struct SpillRun
+{
+	BufFile    *file;
+	int			fileno;			/* where the run starts (BufFileTell) */
+	off_t		offset;
+	int64		nclasses;
+} SpillRun;
 
 struct FreqPartition
 {
@@ -94,21 +129,42 @@ struct FreqPartition
 	CountedClass *buffer;		/* rows not yet merged, unsorted */
 	int64		nbuffered;
 	int64		buffer_capacity;
+	BufFile    *file;			/* this partition's runs, created on first spill */
+	int			end_fileno;		/* where the next run starts */
+	off_t		end_offset;
+	SpillRun   *runs;			/* spilled runs: a class may recur in several, summed when read */
+	int			nruns;
+	int			runs_capacity;
 };
+
+typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
 
 
 /* Stop with an error naming the setting that bounds a state's memory */
 static void
-ReportBudgetExceeded(int64 classes, double bytes, Size budget)
+ReportBudgetExceeded(FreqState *state, int64 classes, double bytes)
 {
+	const char *hint;
+
+	if (!state->spill && qidrisk_spill && state->budget < MIN_SPILL_BUDGET)
+		hint = "Raise qidrisk.max_state_memory (or work_mem when it is -1) to at least "
+			"512 kB so that the state can spill to temporary files.";
+	else if (!state->spill)
+		hint = "Raise qidrisk.max_state_memory (or work_mem when it is -1), turn "
+			"qidrisk.spill on, or aggregate fewer rows per group.";
+	else if (state->windowed)
+		hint = "Window aggregates do not spill: raise qidrisk.max_state_memory "
+			"(or work_mem when it is -1), or aggregate fewer rows per frame.";
+	else
+		hint = "Raise qidrisk.max_state_memory (or work_mem when it is -1), "
+			"or aggregate fewer rows per group.";
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("qidrisk frequency state exceeds qidrisk.max_state_memory"),
 			 errdetail("The state holds " INT64_FORMAT " classes and would grow to "
 					   "%.0f kB; the budget is %zu kB.",
-					   classes, ceil(bytes / 1024.0), budget / 1024),
-			 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), "
-					 "or aggregate fewer rows per group.")));
+					   classes, ceil(bytes / 1024.0), state->budget / 1024),
+			 errhint("%s", hint)));
 }
 
 /* Bytes a table built for nclasses classes occupies */
@@ -127,8 +183,7 @@ CreateTable(FreqState *state, Size nclasses)
 	double		bytes = TableBytesFor(nclasses);
 
 	if (state->memory + bytes > (double) state->budget)
-		ReportBudgetExceeded(state->classes + (int64) nclasses,
-							 state->memory + bytes, state->budget);
+		ReportBudgetExceeded(state, state->classes + (int64) nclasses, state->memory + bytes);
 	table = freqhash_create(state->context, nclasses, NULL);
 	state->memory += (double) table->size * sizeof(FreqEntry);
 	return table;
@@ -159,8 +214,9 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 	{
 		double		next = state->memory + (double) table->size * sizeof(FreqEntry);
 
-		if (next > (double) state->budget)
-			ReportBudgetExceeded(state->classes, next, state->budget);
+		/* a state that may spill partitions instead (AddClass) */
+		if (next > (double) state->budget && !SpillAllowed(state))
+			ReportBudgetExceeded(state, state->classes, next);
 	}
 
 	entry = freqhash_insert(table, *fp, &found);
@@ -168,8 +224,8 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 	if (unlikely(table->size != size_before))
 	{
 		state->memory += (double) (table->size - size_before) * sizeof(FreqEntry);
-		if (state->memory > (double) state->budget)
-			ReportBudgetExceeded(state->classes, state->memory, state->budget);
+		if (state->memory > (double) state->budget && !SpillAllowed(state))
+			ReportBudgetExceeded(state, state->classes, state->memory);
 	}
 
 	if (!found)
@@ -188,20 +244,31 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 	state->rows += count;
 }
 
+/* The capacity GrowArray grows an array of capacity to for needed elements */
+static int64
+GrownCapacity(int64 capacity, int64 needed)
+{
+	int64		new_capacity = Max(capacity, 64);
+
+	if (needed <= capacity)
+		return capacity;
+	while (new_capacity < needed)
+		new_capacity *= 2;
+	return new_capacity;
+}
+
 /* Grow an array of CountedClass to hold at least needed, within the budget */
 static CountedClass *
 GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed)
 {
-	int64		new_capacity = Max(*capacity, 64);
+	int64		new_capacity = GrownCapacity(*capacity, needed);
 	double		added;
 
 	if (needed <= *capacity)
 		return array;
-	while (new_capacity < needed)
-		new_capacity *= 2;
 	added = (double) (new_capacity - *capacity) * sizeof(CountedClass);
 	if (state->memory + added > (double) state->budget)
-		ReportBudgetExceeded(state->classes, state->memory + added, state->budget);
+		ReportBudgetExceeded(state, state->classes, state->memory + added);
 	state->memory += added;
 	*capacity = new_capacity;
 	/* repalloc of a huge chunk remaps its pages instead of copying them */
@@ -238,9 +305,12 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 	while (capacity < needed)
 		capacity *= 2;
 	new_bytes = MappedBytes(capacity);
+	/* a state that may spill grows only as far as it must near its budget */
+	if (SpillAllowed(state) &&
+		state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
+		new_bytes = Max(MappedBytes(needed), old_bytes);
 	if (state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
-		ReportBudgetExceeded(state->classes, state->memory + (double) (new_bytes - old_bytes),
-							 state->budget);
+		ReportBudgetExceeded(state, state->classes, state->memory + (double) (new_bytes - old_bytes));
 	if (partition->classes == NULL)
 		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -262,11 +332,16 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 	state->memory += (double) (new_bytes - old_bytes);
 }
 
-/* Unmap every partition's class array (memory context reset callback) */
+/*
+ * Unmap every partition's class array and close the run files (memory
+ * context reset callback).  During an abort the resource owner has already
+ * closed (and removed) the files, so they are only forgotten then.
+ */
 static void
 ReleaseMappings(void *arg)
 {
 	FreqState  *state = (FreqState *) arg;
+	bool		close_files = IsTransactionState();
 
 	if (state->parts == NULL)
 		return;
@@ -278,6 +353,343 @@ ReleaseMappings(void *arg)
 			munmap(partition->classes, MappedBytes(partition->capacity));
 		partition->classes = NULL;
 		partition->capacity = 0;
+		if (partition->file != NULL && close_files)
+			BufFileClose(partition->file);
+		partition->file = NULL;
+		partition->nruns = 0;
+	}
+	for (int i = 0; i < state->nadopted; i++)
+		if (close_files)
+			BufFileClose(state->adopted_files[i]);
+	state->nadopted = 0;
+}
+
+/* The partition's temporary file, created (in the state's context) on first use */
+static BufFile *
+PartitionFile(FreqState *state, FreqPartition *partition)
+{
+	if (partition->file == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(state->context);
+
+		PrepareTempTablespaces();
+		partition->file = BufFileCreateTemp(false);
+		partition->end_fileno = 0;
+		partition->end_offset = 0;
+		MemoryContextSwitchTo(old);
+	}
+	return partition->file;
+}
+
+/* Add a run to a partition's list */
+static void
+AppendRun(FreqState *state, FreqPartition *partition, const SpillRun *run)
+{
+	if (partition->nruns == partition->runs_capacity)
+	{
+		int			capacity = Max(8, partition->runs_capacity * 2);
+
+		partition->runs = partition->runs ?
+			repalloc(partition->runs, capacity * sizeof(SpillRun)) :
+			MemoryContextAlloc(state->context, capacity * sizeof(SpillRun));
+		partition->runs_capacity = capacity;
+	}
+	partition->runs[partition->nruns++] = *run;
+	state->streamed = false;
+}
+
+/* Raise the error for a temporary file that cannot be read back */
+static void
+ReportRunReadError(void)
+{
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not read qidrisk's temporary file of classes")));
+}
+
+/* A run being written at the end of a partition's file, RUN_CHUNK_CLASSES at a time */
+typedef struct RunWriter
+{
+	FreqState  *state;
+	FreqPartition *partition;
+	SpillRun	run;
+	CountedClass chunk[RUN_CHUNK_CLASSES];
+	int			nchunk;
+} RunWriter;
+
+static void
+BeginRun(RunWriter *writer, FreqState *state, FreqPartition *partition)
+{
+	writer->state = state;
+	writer->partition = partition;
+	writer->run.file = PartitionFile(state, partition);
+	writer->run.fileno = partition->end_fileno;
+	writer->run.offset = partition->end_offset;
+	writer->run.nclasses = 0;
+	writer->nchunk = 0;
+}
+
+/* Append classes to the end of the run's file (other runs may have read it meanwhile) */
+static void
+WriteRunClasses(RunWriter *writer, const CountedClass *classes, int64 n)
+{
+	FreqPartition *partition = writer->partition;
+
+	if (n == 0)
+		return;
+	if (BufFileSeek(writer->run.file, partition->end_fileno, partition->end_offset,
+					SEEK_SET) != 0)
+		ReportRunReadError();
+	BufFileWrite(writer->run.file, (void *) classes, (size_t) n * sizeof(CountedClass));
+	BufFileTell(writer->run.file, &partition->end_fileno, &partition->end_offset);
+	writer->run.nclasses += n;
+}
+
+/* ClassVisitor: add one class to a run being written */
+static void
+WriteRunClass(const QidFingerprint *key, int64 count, void *arg)
+{
+	RunWriter  *writer = (RunWriter *) arg;
+
+	writer->chunk[writer->nchunk].key = *key;
+	writer->chunk[writer->nchunk].count = count;
+	if (++writer->nchunk == RUN_CHUNK_CLASSES)
+	{
+		WriteRunClasses(writer, writer->chunk, writer->nchunk);
+		writer->nchunk = 0;
+	}
+}
+
+/* Finish a run and list it in its partition */
+static void
+EndRun(RunWriter *writer)
+{
+	WriteRunClasses(writer, writer->chunk, writer->nchunk);
+	writer->nchunk = 0;
+	if (writer->run.nclasses > 0)
+		AppendRun(writer->state, writer->partition, &writer->run);
+}
+
+/*
+ * Write a partition's sorted array as a run and free it.  The state's
+ * counters cover its in-memory classes only, so the array's share leaves them.
+ */
+static void
+SpillPartition(FreqState *state, FreqPartition *partition)
+{
+	RunWriter  *writer = palloc(sizeof(RunWriter));
+	int64		rows = 0;
+	int64		singletons = 0;
+
+	for (int64 i = 0; i < partition->nclasses; i++)
+	{
+		rows += partition->classes[i].count;
+		singletons += (partition->classes[i].count == 1);
+	}
+	elog(DEBUG1, "qidrisk: spilling a partition of " INT64_FORMAT " classes to a temporary file",
+		 partition->nclasses);
+	BeginRun(writer, state, partition);
+	WriteRunClasses(writer, partition->classes, partition->nclasses);
+	EndRun(writer);
+	pfree(writer);
+
+	state->rows -= rows;
+	state->classes -= partition->nclasses;
+	state->singletons -= singletons;
+	munmap(partition->classes, MappedBytes(partition->capacity));
+	state->memory -= (double) MappedBytes(partition->capacity);
+	partition->classes = NULL;
+	partition->capacity = 0;
+	partition->nclasses = 0;
+}
+
+/* Bytes a partition's array must grow by to hold needed classes */
+static double
+ArrayGrowth(const FreqPartition *partition, int64 needed)
+{
+	if (needed <= partition->capacity)
+		return 0;
+	return (double) MappedBytes(needed) -
+		(partition->classes ? (double) MappedBytes(partition->capacity) : 0);
+}
+
+/*
+ * Before partition (if any) grows by up to nrun classes and the state by
+ * extra bytes: spill the largest arrays until that fits the budget.  If
+ * nothing is left to spill, the growth itself reports the budget.
+ */
+static void
+SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, double extra)
+{
+	if (!SpillAllowed(state) || state->parts == NULL)
+		return;
+	for (;;)
+	{
+		double		growth = partition ? ArrayGrowth(partition, partition->nclasses + nrun) : 0;
+		FreqPartition *largest = NULL;
+
+		if (state->memory + extra + growth <= (double) state->budget)
+			return;
+		for (int p = 0; p < PARTITIONS; p++)
+		{
+			FreqPartition *candidate = &state->parts[p];
+
+			if (candidate->classes != NULL &&
+				(largest == NULL || candidate->capacity > largest->capacity))
+				largest = candidate;
+		}
+		if (largest == NULL)
+			return;
+		CHECK_FOR_INTERRUPTS();
+		SpillPartition(state, largest);
+	}
+}
+
+/* One input of a streaming merge: a sorted array, or a file run read in chunks */
+typedef struct MergeSource
+{
+	const CountedClass *at;		/* the current class */
+	const CountedClass *end;
+	const SpillRun *run;		/* NULL for an array */
+	int			fileno;			/* where the run's next chunk starts */
+	off_t		offset;
+	int64		left;			/* classes of the run not yet read */
+	CountedClass *chunk;
+} MergeSource;
+
+/* Read the next chunk of a file run */
+static void
+RefillSource(MergeSource *source)
+{
+	int64		n = Min(source->left, RUN_CHUNK_CLASSES);
+	size_t		bytes = (size_t) n * sizeof(CountedClass);
+
+	if (BufFileSeek(source->run->file, source->fileno, source->offset, SEEK_SET) != 0 ||
+		BufFileRead(source->run->file, source->chunk, bytes) != bytes)
+		ReportRunReadError();
+	BufFileTell(source->run->file, &source->fileno, &source->offset);
+	source->left -= n;
+	source->at = source->chunk;
+	source->end = source->chunk + n;
+}
+
+static void
+OpenArraySource(MergeSource *source, const CountedClass *classes, int64 n)
+{
+	memset(source, 0, sizeof(*source));
+	source->at = classes;
+	source->end = classes + n;
+}
+
+static void
+OpenRunSource(MergeSource *source, const SpillRun *run)
+{
+	memset(source, 0, sizeof(*source));
+	source->run = run;
+	source->fileno = run->fileno;
+	source->offset = run->offset;
+	source->left = run->nclasses;
+	source->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+	if (source->left > 0)
+		RefillSource(source);
+}
+
+/* Release a source's chunk */
+static void
+CloseSource(MergeSource *source)
+{
+	if (source->chunk != NULL)
+		pfree(source->chunk);
+	source->chunk = NULL;
+}
+
+/*
+ * Merge sorted, duplicate-free sources into one ascending stream: call visit
+ * once per fingerprint with its sizes summed over the sources.
+ */
+static void
+MergeSources(MergeSource *sources, int nsources, ClassVisitor visit, void *arg)
+{
+	uint64		emitted = 0;
+
+	for (;;)
+	{
+		const QidFingerprint *smallest = NULL;
+		QidFingerprint key;
+		int64		count = 0;
+
+		if ((++emitted & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < nsources; i++)
+		{
+			if (sources[i].at < sources[i].end &&
+				(smallest == NULL || QidFingerprintCompare(&sources[i].at->key, smallest) < 0))
+				smallest = &sources[i].at->key;
+		}
+		if (smallest == NULL)
+			break;
+		/* a refill below overwrites the chunk smallest points into */
+		key = *smallest;
+		for (int i = 0; i < nsources; i++)
+		{
+			MergeSource *source = &sources[i];
+
+			if (source->at < source->end &&
+				QidFingerprintCompare(&source->at->key, &key) == 0)
+			{
+				count += source->at->count;
+				if (++source->at == source->end && source->left > 0)
+					RefillSource(source);
+			}
+		}
+		visit(&key, count, arg);
+	}
+}
+
+/*
+ * How many inputs a merge of this state reads at once: each file input holds
+ * a chunk of RUN_CHUNK_CLASSES classes, and all of them together at most
+ * 1/32 of the budget, between MIN_MERGE_FANIN and MERGE_FANIN inputs.
+ */
+static int
+MergeFanIn(const FreqState *state)
+{
+	Size		chunk = RUN_CHUNK_CLASSES * sizeof(CountedClass);
+
+	return (int) Max(MIN_MERGE_FANIN, Min(MERGE_FANIN, state->budget / (32 * chunk)));
+}
+
+/*
+ * Merge runs into one longer run until the partition has at most keep runs,
+ * so that a streaming merge never reads more than MergeFanIn inputs.  The
+ * new run goes to the end of this state's file for the partition.
+ */
+static void
+ReduceRuns(FreqState *state, FreqPartition *partition, int keep)
+{
+	keep = Max(keep, 1);
+	while (partition->nruns > keep)
+	{
+		int			take = Min(MergeFanIn(state), partition->nruns - keep + 1);
+		MergeSource *sources = palloc(take * sizeof(MergeSource));
+		RunWriter  *writer = palloc(sizeof(RunWriter));
+
+		elog(DEBUG1, "qidrisk: merging %d of %d runs of a partition into one", take,
+			 partition->nruns);
+
+		for (int i = 0; i < take; i++)
+			OpenRunSource(&sources[i], &partition->runs[i]);
+		BeginRun(writer, state, partition);
+		MergeSources(sources, take, WriteRunClass, writer);
+		for (int i = 0; i < take; i++)
+			CloseSource(&sources[i]);
+		/* drop the merged runs before listing the new one */
+		memmove(partition->runs, partition->runs + take,
+				(partition->nruns - take) * sizeof(SpillRun));
+		partition->nruns -= take;
+		EndRun(writer);
+		pfree(writer);
+		pfree(sources);
 	}
 }
 
@@ -299,6 +711,7 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 
 	if (nrun == 0)
 		return;
+	state->streamed = false;
 	for (i = 0, j = 0; i < n && j < nrun;)
 	{
 		int			c = QidFingerprintCompare(&partition->classes[i].key, &run[j].key);
@@ -342,6 +755,31 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 	partition->nclasses = n + nrun - shared;
 }
 
+/* Bucket counts SortBuffer uses for n fingerprints */
+static inline int64
+BucketsFor(int64 n)
+{
+	return INT64CONST(1) << Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+}
+
+/* Make the bucket sort's counter array hold at least needed counters */
+static void
+EnsureBuckets(FreqState *state, int64 needed)
+{
+	double		added;
+
+	if (needed <= state->bucket_capacity)
+		return;
+	added = (double) (needed - state->bucket_capacity) * sizeof(int64);
+	if (state->memory + added > (double) state->budget)
+		ReportBudgetExceeded(state, state->classes, state->memory + added);
+	state->memory += added;
+	state->buckets = state->buckets ?
+		repalloc_huge(state->buckets, needed * sizeof(int64)) :
+		MemoryContextAllocHuge(state->context, needed * sizeof(int64));
+	state->bucket_capacity = needed;
+}
+
 /*
  * Sort a buffer of uniformly distributed fingerprints into the state's
  * scratch array: scatter them into buckets by the bits below the partition
@@ -352,24 +790,13 @@ static CountedClass *
 SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 {
 	int			bits = Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
-	int64		nbuckets = INT64CONST(1) << bits;
+	int64		nbuckets = BucketsFor(n);
 	CountedClass *sorted;
 	int64	   *starts;
 
 	state->scratch = GrowArray(state, state->scratch, &state->scratch_capacity, n);
 	sorted = state->scratch;
-	if (nbuckets + 1 > state->bucket_capacity)
-	{
-		double		added = (double) (nbuckets + 1 - state->bucket_capacity) * sizeof(int64);
-
-		if (state->memory + added > (double) state->budget)
-			ReportBudgetExceeded(state->classes, state->memory + added, state->budget);
-		state->memory += added;
-		state->buckets = state->buckets ?
-			repalloc_huge(state->buckets, (nbuckets + 1) * sizeof(int64)) :
-			MemoryContextAllocHuge(state->context, (nbuckets + 1) * sizeof(int64));
-		state->bucket_capacity = nbuckets + 1;
-	}
+	EnsureBuckets(state, nbuckets + 1);
 	starts = state->buckets;
 	memset(starts, 0, (nbuckets + 1) * sizeof(int64));
 
@@ -410,6 +837,12 @@ DrainPartition(FreqState *state, FreqPartition *partition)
 
 	if (partition->nbuffered == 0)
 		return;
+	/* the sort's scratch may have to grow first */
+	SpillUntilFits(state, NULL, 0,
+				   (double) (GrownCapacity(state->scratch_capacity, partition->nbuffered) -
+							 state->scratch_capacity) * sizeof(CountedClass) +
+				   (double) Max(BucketsFor(partition->nbuffered) + 1 - state->bucket_capacity, 0) *
+				   sizeof(int64));
 	sorted = SortBuffer(state, partition->buffer, partition->nbuffered);
 	for (int64 i = 0; i < partition->nbuffered; i++)
 	{
@@ -418,11 +851,32 @@ DrainPartition(FreqState *state, FreqPartition *partition)
 		else
 			sorted[nrun++] = sorted[i];
 	}
+	SpillUntilFits(state, partition, nrun, 0);
 	MergeRun(state, partition, sorted, nrun);
 	partition->nbuffered = 0;
 
 	/* let the (now empty) buffer grow with the partition, so merges stay rare */
 	wanted = Max(MIN_BUFFERED_PER_PARTITION, partition->nclasses / 4);
+	if (SpillAllowed(state) && wanted > partition->buffer_capacity)
+	{
+		/*
+		 * A state that may spill keeps its buffers and the sort's scratch to a
+		 * quarter of the budget, grown only when that fits without spilling,
+		 * so that the arrays (the runs to be) get the rest.
+		 */
+		int64		cap = state->budget / (4 * (PARTITIONS + 1) * sizeof(CountedClass));
+		double		added;
+
+		wanted = Min(wanted, Max(cap, MIN_BUFFERED_PER_PARTITION));
+		/* GrowArray rounds the capacity up by doubling */
+		wanted = GrownCapacity(0, wanted);
+		added = (double) (wanted - partition->buffer_capacity) * sizeof(CountedClass) +
+			(double) (GrownCapacity(state->scratch_capacity, wanted) -
+					  state->scratch_capacity) * sizeof(CountedClass) +
+			(double) Max(BucketsFor(wanted) + 1 - state->bucket_capacity, 0) * sizeof(int64);
+		if (state->memory + added > (double) state->budget)
+			wanted = partition->buffer_capacity;
+	}
 	if (wanted > partition->buffer_capacity)
 	{
 		state->memory -= (double) partition->buffer_capacity * sizeof(CountedClass);
@@ -447,6 +901,65 @@ BufferClass(FreqState *state, const QidFingerprint *fp, int64 count)
 	state->unsettled = true;
 }
 
+/* Order classes by fingerprint (qsort comparator) */
+static int
+CompareClasses(const void *a, const void *b)
+{
+	return QidFingerprintCompare(&((const CountedClass *) a)->key,
+								 &((const CountedClass *) b)->key);
+}
+
+/*
+ * Write a single table's classes as one sorted run per partition, sorting
+ * them inside the table's own memory (a 24-byte class fits where a 32-byte
+ * entry was), and destroy the table: partitioning a table that fills the
+ * budget then needs no second copy of its classes.
+ */
+static void
+SpillTable(FreqState *state, freqhash_hash *table)
+{
+	CountedClass *classes = (CountedClass *) table->data;
+	RunWriter  *writer = palloc(sizeof(RunWriter));
+	int64		n = 0;
+	int64		start = 0;
+
+	for (uint64 i = 0; i < table->size; i++)
+	{
+		CountedClass class;
+
+		if (table->data[i].status != freqhash_SH_IN_USE)
+			continue;
+		class.key = table->data[i].key;
+		class.count = table->data[i].count;
+		classes[n++] = class;
+	}
+	CHECK_FOR_INTERRUPTS();
+	qsort(classes, n, sizeof(CountedClass), CompareClasses);
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		int64		stop = start;
+
+		while (stop < n && PartitionOf(&classes[stop].key) == p)
+			stop++;
+		BeginRun(writer, state, &state->parts[p]);
+		WriteRunClasses(writer, classes + start, stop - start);
+		EndRun(writer);
+		start = stop;
+	}
+	pfree(writer);
+	DestroyTable(state, table);
+	state->rows = state->classes = state->singletons = 0;
+}
+
+/* Bytes a partitioned state needs before its arrays hold anything */
+static double
+PartitionOverhead(void)
+{
+	return (double) PARTITIONS * sizeof(FreqPartition) +
+		(double) (PARTITIONS + 1) * MIN_BUFFERED_PER_PARTITION * sizeof(CountedClass) +
+		(double) (BucketsFor(MIN_BUFFERED_PER_PARTITION) + 1) * sizeof(int64);
+}
+
 /* Move a single-table state into partitions */
 static void
 Partition(FreqState *state)
@@ -454,13 +967,23 @@ Partition(FreqState *state)
 	freqhash_hash *single = state->single;
 	double		bytes = (double) PARTITIONS * sizeof(FreqPartition);
 
-	if (state->memory + bytes > (double) state->budget)
-		ReportBudgetExceeded(state->classes, state->memory + bytes, state->budget);
+	/* a state about to spill writes a large table out instead of buffering it */
+	bool		spill_table = single != NULL && SpillAllowed(state) &&
+		state->memory + PartitionOverhead() +
+		(double) state->classes * sizeof(CountedClass) > (double) state->budget;
+
+	if (state->memory + bytes > (double) state->budget && !spill_table)
+		ReportBudgetExceeded(state, state->classes, state->memory + bytes);
 	state->parts = MemoryContextAllocZero(state->context, PARTITIONS * sizeof(FreqPartition));
 	state->memory += bytes;
 	state->release.func = ReleaseMappings;
 	state->release.arg = state;
 	MemoryContextRegisterResetCallback(state->context, &state->release);
+	if (spill_table)
+	{
+		SpillTable(state, single);
+		single = NULL;
+	}
 	for (int p = 0; p < PARTITIONS; p++)
 		state->parts[p].buffer = GrowArray(state, NULL, &state->parts[p].buffer_capacity,
 										   MIN_BUFFERED_PER_PARTITION);
@@ -489,7 +1012,9 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	state->context = context;
 	state->budget = QidStateMemoryBudget();
 	state->memory = sizeof(FreqState);
-	if (nclasses > PARTITION_AFTER_CLASSES)
+	state->spill = qidrisk_spill && state->budget >= MIN_SPILL_BUDGET;
+	if (nclasses > PARTITION_AFTER_CLASSES ||
+		(state->spill && TableBytesFor(Max(nclasses, 64)) > state->budget / 2))
 		Partition(state);
 	else
 		state->single = CreateTable(state, Max(nclasses, 64));
@@ -505,9 +1030,20 @@ AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
 		BufferClass(state, fp, count);
 		return;
 	}
+	/* a state that may spill partitions before its table takes half the budget */
+	if (unlikely(state->single->members + 1 >= state->single->grow_threshold) &&
+		SpillAllowed(state) &&
+		state->memory + (double) state->single->size * sizeof(FreqEntry) >
+		(double) state->budget / 2)
+	{
+		Partition(state);
+		BufferClass(state, fp, count);
+		return;
+	}
 	InsertIntoTable(state, state->single, fp, count);
 	/* a window aggregate reads its state after every row: keep it one table */
-	if (unlikely(state->classes > PARTITION_AFTER_CLASSES) && !state->windowed)
+	if (unlikely(state->classes > PARTITION_AFTER_CLASSES ||
+				 state->memory > (double) state->budget) && !state->windowed)
 		Partition(state);
 }
 
@@ -532,6 +1068,99 @@ DrainBuffers(FreqState *state)
 	state->unsettled = false;
 }
 
+/* Whether any partition of the state has runs in temporary files */
+static bool
+HasRuns(const FreqState *state)
+{
+	if (state->parts == NULL)
+		return false;
+	for (int p = 0; p < PARTITIONS; p++)
+		if (state->parts[p].nruns > 0)
+			return true;
+	return false;
+}
+
+/* Whether the state (or a state attached to it) has spilled to temporary files */
+bool
+FreqStateSpilled(FreqState *state)
+{
+	if (HasRuns(state))
+		return true;
+	for (FreqState *attached = state->attached; attached != NULL;
+		 attached = attached->next_attached)
+		if (HasRuns(attached))
+			return true;
+	return false;
+}
+
+/* Keep a file taken over from another state, to close it with ours */
+static void
+AdoptFile(FreqState *state, BufFile *file)
+{
+	if (file == NULL)
+		return;
+	if (state->nadopted == state->adopted_capacity)
+	{
+		int			capacity = Max(8, state->adopted_capacity * 2);
+
+		state->adopted_files = state->adopted_files ?
+			repalloc(state->adopted_files, capacity * sizeof(BufFile *)) :
+			MemoryContextAlloc(state->context, capacity * sizeof(BufFile *));
+		state->adopted_capacity = capacity;
+	}
+	state->adopted_files[state->nadopted++] = file;
+}
+
+/*
+ * Take over the runs and run files of from, a state in the same memory
+ * context that is about to be freed: nothing is copied.
+ */
+static void
+AdoptRuns(FreqState *into, FreqState *from)
+{
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &from->parts[p];
+
+		for (int i = 0; i < partition->nruns; i++)
+			AppendRun(into, &into->parts[p], &partition->runs[i]);
+		partition->nruns = 0;
+		AdoptFile(into, partition->file);
+		partition->file = NULL;
+	}
+	for (int i = 0; i < from->nadopted; i++)
+		AdoptFile(into, from->adopted_files[i]);
+	from->nadopted = 0;
+}
+
+/* Copy the runs of another state's partition into new runs of ours */
+static void
+CopyRuns(FreqState *into, FreqPartition *partition, const FreqPartition *from)
+{
+	RunWriter  *writer = palloc(sizeof(RunWriter));
+
+	for (int i = 0; i < from->nruns; i++)
+	{
+		MergeSource source;
+
+		OpenRunSource(&source, &from->runs[i]);
+		BeginRun(writer, into, partition);
+		MergeSources(&source, 1, WriteRunClass, writer);
+		CloseSource(&source);
+		EndRun(writer);
+	}
+	pfree(writer);
+}
+
+/* Merge a sorted run into a partition's array, spilling first if it would not fit */
+static void
+MergeIntoPartition(FreqState *state, FreqPartition *partition,
+				   const CountedClass *run, int64 nrun)
+{
+	SpillUntilFits(state, partition, nrun, 0);
+	MergeRun(state, partition, run, nrun);
+}
+
 /*
  * Combining partitioned states that are ours to keep (deserialized ones)
  * only attaches them; the final function then reads all of them in one
@@ -554,7 +1183,7 @@ FreqStateAttach(FreqState *into, FreqState *from)
 	return true;
 }
 
-/* Merge the attached states' classes into the state's own arrays */
+/* Merge the attached states' classes into the state's own arrays and runs */
 static void
 MaterializeAttached(FreqState *state)
 {
@@ -565,9 +1194,10 @@ MaterializeAttached(FreqState *state)
 		for (int p = 0; p < PARTITIONS; p++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			MergeRun(state, &state->parts[p], attached->parts[p].classes,
-					 attached->parts[p].nclasses);
+			MergeIntoPartition(state, &state->parts[p], attached->parts[p].classes,
+							   attached->parts[p].nclasses);
 		}
+		AdoptRuns(state, attached);
 		state->attached = attached->next_attached;
 		state->attached_memory -= attached->memory;
 		attached->next_attached = NULL;
@@ -576,80 +1206,87 @@ MaterializeAttached(FreqState *state)
 	state->streamed = false;
 }
 
+/* Add a class of size count to counters */
+static inline void
+CountClassInto(FreqCounts *counts, int64 count)
+{
+	counts->rows += count;
+	counts->classes++;
+	counts->singletons += (count == 1);
+}
+
+/* Counts the classes a stream emits and passes them on */
+typedef struct CountingVisitor
+{
+	ClassVisitor visit;			/* or NULL */
+	void	   *arg;
+	FreqCounts	counts;
+} CountingVisitor;
+
+static void
+CountClass(const QidFingerprint *key, int64 count, void *arg)
+{
+	CountingVisitor *counter = (CountingVisitor *) arg;
+
+	CountClassInto(&counter->counts, count);
+	if (counter->visit != NULL)
+		counter->visit(key, count, counter->arg);
+}
+
 /*
- * Read the classes of a state and its attached states as one, partition by
- * partition, by a k-way merge of their sorted arrays; count the merged
- * classes and call visitor (if any) with each merged class size.
+ * Read the classes of a partitioned state, its attached states and all
+ * their file runs as one ascending stream, partition by partition, by a
+ * k-way merge of at most MergeFanIn inputs; count the merged classes and
+ * call visit (if any) with each.  Nothing is modified but the run lists
+ * (runs are merged into longer ones when there are too many).
  */
 static void
-StreamAttached(FreqState *state, FreqVisitor visitor, void *arg)
+StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 {
-	FreqState  *sources[64];
-	int			nsources = 0;
-	int64		rows = 0;
-	int64		classes = 0;
-	int64		singletons = 0;
+	CountingVisitor counter = {visit, arg, {0, 0, 0}};
+	int			narrays = 1;
 
 	DrainBuffers(state);
-	sources[nsources++] = state;
 	for (FreqState *source = state->attached; source != NULL; source = source->next_attached)
+		narrays++;
+	if (narrays >= MergeFanIn(state))
 	{
-		if (nsources == lengthof(sources))
-		{
-			/* too many to stream: merge them in for good */
-			FreqStateSettle(state);
-			if (visitor != NULL)
-				FreqStateVisit(state, visitor, arg);
-			return;
-		}
-		sources[nsources++] = source;
+		/* too many to stream: merge them in for good */
+		MaterializeAttached(state);
+		narrays = 1;
 	}
+	/* attached states are private copies in our context: their runs become ours */
+	for (FreqState *source = state->attached; source != NULL; source = source->next_attached)
+		AdoptRuns(state, source);
 
 	for (int p = 0; p < PARTITIONS; p++)
 	{
-		int64		heads[64] = {0};
+		FreqPartition *partition = &state->parts[p];
+		MergeSource *sources;
+		int			nsources = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		for (;;)
-		{
-			const QidFingerprint *smallest = NULL;
-			int64		count = 0;
-
-			if ((classes & INTERRUPT_CHECK_MASK) == 0)
-				CHECK_FOR_INTERRUPTS();
-			for (int i = 0; i < nsources; i++)
-			{
-				FreqPartition *partition = &sources[i]->parts[p];
-
-				if (heads[i] < partition->nclasses &&
-					(smallest == NULL ||
-					 QidFingerprintCompare(&partition->classes[heads[i]].key, smallest) < 0))
-					smallest = &partition->classes[heads[i]].key;
-			}
-			if (smallest == NULL)
-				break;
-			for (int i = 0; i < nsources; i++)
-			{
-				FreqPartition *partition = &sources[i]->parts[p];
-
-				if (heads[i] < partition->nclasses &&
-					QidFingerprintCompare(&partition->classes[heads[i]].key, smallest) == 0)
-					count += partition->classes[heads[i]++].count;
-			}
-			rows += count;
-			classes++;
-			singletons += (count == 1);
-			if (visitor != NULL)
-				visitor(count, arg);
-		}
+		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
+		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
+		OpenArraySource(&sources[nsources++], partition->classes, partition->nclasses);
+		for (FreqState *source = state->attached; source != NULL;
+			 source = source->next_attached)
+			OpenArraySource(&sources[nsources++], source->parts[p].classes,
+							source->parts[p].nclasses);
+		for (int i = 0; i < partition->nruns; i++)
+			OpenRunSource(&sources[nsources++], &partition->runs[i]);
+		MergeSources(sources, nsources, CountClass, &counter);
+		for (int i = 0; i < nsources; i++)
+			CloseSource(&sources[i]);
+		pfree(sources);
 	}
-	state->streamed_rows = rows;
-	state->streamed_classes = classes;
-	state->streamed_singletons = singletons;
+	state->streamed_rows = counter.counts.rows;
+	state->streamed_classes = counter.counts.classes;
+	state->streamed_singletons = counter.counts.singletons;
 	state->streamed = true;
 }
 
-/* Merge every buffered row, so the counters and arrays are complete */
+/* Merge every buffered row and attached state, so the in-memory counters are complete */
 void
 FreqStateSettle(FreqState *state)
 {
@@ -692,6 +1329,9 @@ FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 			freqhash_delete_item(state->single, entry);
 		return;
 	}
+	/* only window aggregates remove rows, and their states never spill */
+	if (HasRuns(state))
+		elog(ERROR, "qidrisk: removing a row from a spilled state");
 
 	/* binary search of the partition's sorted array */
 	partition = &state->parts[PartitionOf(fp)];
@@ -721,20 +1361,21 @@ FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 	elog(ERROR, "qidrisk: removing a row that was never added");
 }
 
-/* Call visit for every class of a settled state, partition by partition */
-typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
-
+/*
+ * Call visit for every class of a state, attached states and file runs
+ * included: a partitioned state yields its classes in ascending order.
+ */
 static void
 ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 {
 	uint64		visited = 0;
 
-	FreqStateSettle(state);
 	if (state->single != NULL)
 	{
 		freqhash_iterator iterator;
 		FreqEntry  *entry;
 
+		FreqStateSettle(state);
 		freqhash_start_iterate(state->single, &iterator);
 		while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
 		{
@@ -742,6 +1383,12 @@ ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 				CHECK_FOR_INTERRUPTS();
 			visit(&entry->key, entry->count, arg);
 		}
+		return;
+	}
+	DrainBuffers(state);
+	if (state->attached != NULL || HasRuns(state))
+	{
+		StreamClasses(state, visit, arg);
 		return;
 	}
 	for (int p = 0; p < PARTITIONS; p++)
@@ -773,7 +1420,7 @@ FreqStateMerge(FreqState *into, FreqState *from)
 	MergeAggParameter(&into->has_param, &into->param, from->has_param, from->param);
 
 	if (into->single != NULL && !into->windowed &&
-		into->classes + from->classes > PARTITION_AFTER_CLASSES)
+		(into->classes + from->classes > PARTITION_AFTER_CLASSES || HasRuns(from)))
 		Partition(into);
 
 	if (into->single == NULL && from->single == NULL)
@@ -782,15 +1429,22 @@ FreqStateMerge(FreqState *into, FreqState *from)
 		for (int p = 0; p < PARTITIONS; p++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			MergeRun(into, &into->parts[p], from->parts[p].classes,
-					 from->parts[p].nclasses);
+			MergeIntoPartition(into, &into->parts[p], from->parts[p].classes,
+							   from->parts[p].nclasses);
 		}
+		/* and the runs: taken over from a private copy, copied from anything else */
+		if (from->private_copy && from->context == into->context)
+			AdoptRuns(into, from);
+		else
+			for (int p = 0; p < PARTITIONS; p++)
+				CopyRuns(into, &into->parts[p], &from->parts[p]);
+		into->streamed = false;
 		return;
 	}
 	ForEachClass(from, MergeClass, into);
 }
 
-/* Release a state's memory; the state must not be used afterwards */
+/* Release a state's memory and files; the state must not be used afterwards */
 void
 FreqStateFree(FreqState *state)
 {
@@ -803,7 +1457,7 @@ FreqStateFree(FreqState *state)
 	}
 	if (state->single != NULL)
 		DestroyTable(state, state->single);
-	else
+	else if (state->parts != NULL)
 	{
 		ReleaseMappings(state);
 		for (int p = 0; p < PARTITIONS; p++)
@@ -815,18 +1469,22 @@ FreqStateFree(FreqState *state)
 	state->single = NULL;
 }
 
-/* The counters over the state and anything attached to it */
+/* The counters over the state, anything attached to it and its file runs */
 void
 FreqStateCounts(FreqState *state, FreqCounts *counts)
 {
-	if (state->attached != NULL && !state->streamed)
-		StreamAttached(state, NULL, NULL);
-	if (state->attached != NULL)
+	if (state->single == NULL)
 	{
-		counts->rows = state->streamed_rows;
-		counts->classes = state->streamed_classes;
-		counts->singletons = state->streamed_singletons;
-		return;
+		DrainBuffers(state);
+		if (state->attached != NULL || HasRuns(state))
+		{
+			if (!state->streamed)
+				StreamClasses(state, NULL, NULL);
+			counts->rows = state->streamed_rows;
+			counts->classes = state->streamed_classes;
+			counts->singletons = state->streamed_singletons;
+			return;
+		}
 	}
 	FreqStateSettle(state);
 	counts->rows = state->rows;
@@ -841,6 +1499,19 @@ FreqStateClasses(FreqState *state)
 
 	FreqStateCounts(state, &counts);
 	return counts.classes;
+}
+
+/*
+ * About how many classes a state holds, without reading its file runs: a
+ * spilled state answers just past the partitioning threshold.  For sizing
+ * a state to merge it into.
+ */
+int64
+FreqStateSizeHint(FreqState *state)
+{
+	if (FreqStateSpilled(state))
+		return PARTITION_AFTER_CLASSES + 1;
+	return FreqStateClasses(state);
 }
 
 typedef struct VisitContext
@@ -863,11 +1534,6 @@ FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 {
 	VisitContext context = {visitor, arg};
 
-	if (state->attached != NULL)
-	{
-		StreamAttached(state, visitor, arg);
-		return;
-	}
 	ForEachClass(state, VisitClass, &context);
 }
 
@@ -932,6 +1598,7 @@ typedef struct AscendingWriter
 	char	   *out;			/* next byte, or NULL when only sizing */
 	double		bytes;			/* bytes written or needed so far */
 	uint64		previous_hi;
+	FreqCounts	seen;			/* what the sizing pass saw */
 } AscendingWriter;
 
 /* Write (or size) one class of the ascending encoding */
@@ -945,6 +1612,7 @@ WriteAscendingClass(const QidFingerprint *key, int64 count, void *arg)
 	writer->previous_hi = key->hi;
 	if (writer->out == NULL)
 	{
+		CountClassInto(&writer->seen, count);
 		writer->bytes += VarintLength(gap) + sizeof(uint64) + VarintLength((uint64) count);
 		return;
 	}
@@ -968,23 +1636,31 @@ WriteFixedClass(const QidFingerprint *key, int64 count, void *arg)
 
 /*
  * Serialize: format version, encoding, rows, singletons, parameter, class
- * count, then the classes in the encoding the state's layout allows.
+ * count, then the classes in the encoding the state's layout allows.  A
+ * spilled state streams its file runs into the message, which therefore
+ * may hold more than the memory budget (up to MaxAllocSize).
  */
 bytea *
 FreqStateSerialize(FreqState *state)
 {
 	StringInfoData buf;
-	AscendingWriter writer = {NULL, 0, 0};
+	AscendingWriter writer = {NULL, 0, 0, {0, 0, 0}};
 	int			encoding;
 	double		bytes;
 
-	FreqStateSettle(state);
-	/* partitions are visited in order and each is sorted: one ascending stream */
+	if (state->single != NULL)
+		FreqStateSettle(state);
+	/* partitions are streamed in order and each is sorted: one ascending stream */
 	encoding = state->single == NULL ? ENCODING_ASCENDING : ENCODING_FIXED;
 	if (encoding == ENCODING_ASCENDING)
 		ForEachClass(state, WriteAscendingClass, &writer);
 	else
+	{
 		writer.bytes = (double) state->classes * SERIALIZED_CLASS_BYTES;
+		writer.seen.rows = state->rows;
+		writer.seen.classes = state->classes;
+		writer.seen.singletons = state->singletons;
+	}
 	bytes = SERIALIZED_HEADER_BYTES + VARHDRSZ + writer.bytes;
 	if (bytes > MaxAllocSize)
 		ereport(ERROR,
@@ -992,7 +1668,7 @@ FreqStateSerialize(FreqState *state)
 				 errmsg("qidrisk frequency state too large to serialize"),
 				 errdetail("The state holds " INT64_FORMAT " classes, %.0f bytes serialized; "
 						   "one message holds at most %zu bytes.",
-						   state->classes, bytes, (Size) MaxAllocSize),
+						   writer.seen.classes, bytes, (Size) MaxAllocSize),
 				 errhint("Disable parallel aggregation (max_parallel_workers_per_gather = 0) "
 						 "or aggregate fewer rows per group.")));
 
@@ -1000,11 +1676,11 @@ FreqStateSerialize(FreqState *state)
 	enlargeStringInfo(&buf, (int) bytes);
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendbyte(&buf, encoding);
-	pq_sendint64(&buf, state->rows);
-	pq_sendint64(&buf, state->singletons);
+	pq_sendint64(&buf, writer.seen.rows);
+	pq_sendint64(&buf, writer.seen.singletons);
 	pq_sendbyte(&buf, state->has_param ? 1 : 0);
 	pq_sendfloat8(&buf, state->param);
-	pq_sendint64(&buf, state->classes);
+	pq_sendint64(&buf, writer.seen.classes);
 	if (encoding == ENCODING_ASCENDING)
 	{
 		/* the buffer was enlarged for every class by the sizing pass */
@@ -1070,6 +1746,7 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	int64		sizes[PARTITIONS] = {0};
 	CountedClass class = {{0, 0}, 0};
 	int64		running_rows = 0;
+	FreqCounts	in_memory = {0, 0, 0};
 
 	for (int64 i = 0; i < nclasses; i++)
 	{
@@ -1106,6 +1783,29 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 			CHECK_FOR_INTERRUPTS();
 			if (sizes[p] == 0)
 				continue;
+			if (SpillAllowed(state) &&
+				state->memory + (double) MappedBytes(sizes[p]) > (double) state->budget)
+			{
+				/* a partition too large for the budget goes straight to a run */
+				RunWriter  *writer = palloc(sizeof(RunWriter));
+
+				elog(DEBUG1, "qidrisk: writing a received partition of " INT64_FORMAT
+					 " classes to a temporary file", sizes[p]);
+				BeginRun(writer, state, partition);
+				for (int64 i = 0; i < sizes[p]; i++)
+				{
+					CountedClass previous = class;
+
+					if ((i & INTERRUPT_CHECK_MASK) == 0)
+						CHECK_FOR_INTERRUPTS();
+					ReadAscendingClass(&at, end, &class, &previous,
+									   p == 0 && i == 0, PG_INT64_MAX);
+					WriteRunClass(&class.key, class.count, writer);
+				}
+				EndRun(writer);
+				pfree(writer);
+				continue;
+			}
 			GrowClassArray(state, partition, sizes[p]);
 			for (int64 i = 0; i < sizes[p]; i++)
 			{
@@ -1114,12 +1814,14 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 				ReadAscendingClass(&at, end, &partition->classes[i], &previous,
 								   p == 0 && i == 0, PG_INT64_MAX);
 				class = partition->classes[i];
-				state->singletons += (class.count == 1);
+				CountClassInto(&in_memory, class.count);
 			}
 			partition->nclasses = sizes[p];
 		}
-		state->classes = nclasses;
-		state->rows = running_rows;
+		/* the counters cover the in-memory classes only */
+		state->rows = in_memory.rows;
+		state->classes = in_memory.classes;
+		state->singletons = in_memory.singletons;
 	}
 	buf->cursor = buf->len;
 }
@@ -1138,6 +1840,7 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	int64		running_rows;
 	int			version;
 	int			encoding;
+	FreqCounts	spilled;
 
 	buf.data = VARDATA_ANY(bytes);
 	buf.len = VARSIZE_ANY_EXHDR(bytes);
@@ -1170,6 +1873,7 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	running_rows = 0;
 	state->has_param = (has_param == 1);
 	state->param = param;
+	memset(&spilled, 0, sizeof(spilled));
 	if (encoding == ENCODING_ASCENDING)
 		DeserializeAscending(state, &buf, nclasses, rows);
 	for (int64 i = 0; encoding == ENCODING_FIXED && i < nclasses; i++)
@@ -1190,8 +1894,20 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	pq_getmsgend(&buf);
 	FreqStateSettle(state);
 
-	if (state->rows != rows || state->singletons != singletons ||
-		state->classes != nclasses)
+	/*
+	 * The in-memory counters leave out what went to run files (also runs
+	 * split off while the classes were added): then count by streaming.
+	 */
+	if (HasRuns(state))
+	{
+		FreqStateCounts(state, &spilled);
+		spilled.rows -= state->rows;
+		spilled.classes -= state->classes;
+		spilled.singletons -= state->singletons;
+	}
+	if (state->rows + spilled.rows != rows ||
+		state->singletons + spilled.singletons != singletons ||
+		state->classes + spilled.classes != nclasses)
 		CorruptState("The state's classes do not add up to its header.");
 	return state;
 }

@@ -34,9 +34,12 @@ PG_FUNCTION_INFO_V1(qidrisk_k_anonymity_final);
 PG_FUNCTION_INFO_V1(qidrisk_rows_below_k_final);
 PG_FUNCTION_INFO_V1(qidrisk_class_profile_final);
 
-/* Fetch or create the state in argument 0 */
-static FreqState *
-StateForUpdate(FunctionCallInfo fcinfo)
+/*
+ * Fetch or create the frequency state in argument 0 of a transition
+ * function (shared with the key aggregates of qidkey.c)
+ */
+FreqState *
+FreqStateForUpdate(FunctionCallInfo fcinfo)
 {
 	MemoryContext aggcontext;
 	int			caller;
@@ -65,7 +68,7 @@ typedef enum ArgLayout
 static Datum
 UpdateState(FunctionCallInfo fcinfo, ArgLayout layout, bool remove)
 {
-	FreqState  *state = StateForUpdate(fcinfo);
+	FreqState  *state = FreqStateForUpdate(fcinfo);
 	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
 	QidFingerprint fp;
 
@@ -159,7 +162,7 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 	{
 		if (adoptable)
 			PG_RETURN_POINTER(from);
-		into = FreqStateCreate(aggcontext, (Size) FreqStateClasses(from));
+		into = FreqStateCreate(aggcontext, (Size) FreqStateSizeHint(from));
 		FreqStateMerge(into, from);
 		PG_RETURN_POINTER(into);
 	}
@@ -171,7 +174,7 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 
 	/* otherwise merge the smaller state into the larger one */
 	if (adoptable && into->attached == NULL &&
-		FreqStateClasses(from) > FreqStateClasses(into))
+		FreqStateSizeHint(from) > FreqStateSizeHint(into))
 	{
 		FreqState  *smaller = into;
 

@@ -60,24 +60,6 @@ qid_key(PG_FUNCTION_ARGS)
 	PG_RETURN_UUID_P(key);
 }
 
-/* The frequency state in argument 0, created on the first row */
-static FreqState *
-KeyStateForUpdate(FunctionCallInfo fcinfo)
-{
-	MemoryContext aggcontext;
-	int			caller;
-	FreqState  *state;
-
-	if (!PG_ARGISNULL(0))
-		return (FreqState *) PG_GETARG_POINTER(0);
-	caller = AggCheckCallContext(fcinfo, &aggcontext);
-	if (caller == 0)
-		AggregateContext(fcinfo);	/* raises the error */
-	state = FreqStateCreate(aggcontext, 0);
-	state->windowed = (caller == AGG_CONTEXT_WINDOW);
-	return state;
-}
-
 /* Remember k of rows_below_k_key(k, key), which must not change */
 static void
 RememberK(FunctionCallInfo fcinfo, FreqState *state)
@@ -105,7 +87,7 @@ RememberK(FunctionCallInfo fcinfo, FreqState *state)
 static Datum
 UpdateKeyState(FunctionCallInfo fcinfo, int keyarg, bool remove)
 {
-	FreqState  *state = KeyStateForUpdate(fcinfo);
+	FreqState  *state = FreqStateForUpdate(fcinfo);
 	QidFingerprint fp;
 
 	if (keyarg == 2 && !remove)

@@ -17,6 +17,7 @@ PG_MODULE_MAGIC;
 #define QIDRISK_WORK_MEM_MULTIPLIER 256
 
 int			qidrisk_max_state_memory = -1;
+bool		qidrisk_spill = true;
 
 void		_PG_init(void);
 
@@ -32,6 +33,16 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("qidrisk.spill",
+							 "Lets a frequency state past qidrisk.max_state_memory spill "
+							 "to temporary files.",
+							 "When off, such a state stops with an error instead. Window "
+							 "aggregates never spill.",
+							 &qidrisk_spill,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("qidrisk");
 }
 

@@ -18,6 +18,9 @@
 /* qidrisk.max_state_memory in kB; -1 means derive it from work_mem */
 extern int	qidrisk_max_state_memory;
 
+/* qidrisk.spill: a frequency state past its budget spills to temporary files */
+extern bool qidrisk_spill;
+
 extern Size QidStateMemoryBudget(void);
 
 /* ---- aggcommon.c ---- */
@@ -106,6 +109,10 @@ typedef struct FreqState
 	double		param;			/* its value (rows_below_k's k, a domain size...) */
 	Size		budget;			/* bytes the state may occupy */
 	double		memory;			/* bytes the state occupies */
+	bool		spill;			/* past the budget, write runs to temporary files */
+	struct BufFile **adopted_files; /* run files taken over from other states */
+	int			nadopted;
+	int			adopted_capacity;
 } FreqState;
 
 extern FreqState *FreqStateCreate(MemoryContext context, Size nclasses);
@@ -125,12 +132,18 @@ typedef struct FreqCounts
 
 extern void FreqStateCounts(FreqState *state, FreqCounts *counts);
 extern int64 FreqStateClasses(FreqState *state);
+extern int64 FreqStateSizeHint(FreqState *state);
+extern bool FreqStateSpilled(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
 extern void FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg);
+
+/* ---- frequency.c ---- */
+
+extern FreqState *FreqStateForUpdate(FunctionCallInfo fcinfo);
 
 /* ---- birthday.c ---- */
 

@@ -26,17 +26,28 @@ SELECT rows_below(class_profile(a), NULL) FROM t;
 SELECT qidrisk_freq_transfn(NULL, 1);
 SELECT qidrisk_freq_combine(NULL, NULL);
 
--- a state past its memory budget stops with an error naming the setting
+-- a state past its memory budget stops with an error naming the setting:
+-- below the spilling minimum (512 kB) ...
 SET qidrisk.max_state_memory = '64kB';
 SELECT singleton_count(i) FROM generate_series(1, 100000) i;
 SELECT class_count(i % 100) FROM generate_series(1, 100000) i;
+-- ... or with spilling turned off
+SET qidrisk.max_state_memory = '1MB';
+SET qidrisk.spill = off;
+SELECT singleton_count(i) FROM generate_series(1, 100000) i;
+SET qidrisk.spill = on;
+SELECT singleton_count(i) FROM generate_series(1, 100000) i;
+RESET qidrisk.spill;
+SHOW qidrisk.spill;
 RESET qidrisk.max_state_memory;
 SET qidrisk.max_state_memory = -2;
 SET qidrisk.unknown_setting = 1;
 SHOW qidrisk.max_state_memory;
 -- with -1 the budget is 256 times work_mem
 SET work_mem = '64kB';
+SET qidrisk.spill = off;
 SELECT singleton_count(i) FROM generate_series(1, 1000000) i;
+RESET qidrisk.spill;
 RESET work_mem;
 
 -- long aggregations can be cancelled

@@ -82,10 +82,15 @@ FROM pop_parts, serial_answers s GROUP BY s.singletons, s.profile;
 SELECT singleton_count(id) AS unique_ids, class_count(id % 150000) AS classes,
 	k_anonymity(id % 150000) AS k_level, rows_below_k(2, id % 150000) AS below2
 FROM pop;
--- the memory budget holds in parallel workers too, and the session goes on
+-- the memory budget holds in parallel workers too: past it they spill to
+-- temporary files and the answer is the serial one; with spilling off they
+-- stop with an error, and the session goes on
 SET qidrisk.max_state_memory = '1MB';
+SELECT singleton_count(birth_year, sex, zip) = s.singletons AS equal FROM pop, serial_answers s GROUP BY s.singletons;
+SET qidrisk.spill = off;
 \set VERBOSITY terse
 SELECT singleton_count(birth_year, sex, zip) FROM pop;
 \set VERBOSITY default
+RESET qidrisk.spill;
 RESET qidrisk.max_state_memory;
 SELECT singleton_count(birth_year, sex, zip) = s.singletons AS equal FROM pop, serial_answers s GROUP BY s.singletons;

@@ -1,0 +1,39 @@
+# bench/common.sh - setup shared by bench/scale.sh and bench/spill.sh (sourced).
+#
+# bench_check_rows NAME ROWS  exits unless ROWS is a positive row count
+# bench_database DB           creates DB when missing, exports PGDATABASE and
+#                             re-creates the extension in it, so the installed
+#                             build is the one timed
+# bench_population NAME TAB ROWS
+#                             builds bench/population.sql's deterministic table
+#                             TAB with ROWS rows unless an identical one exists
+#                             (its comment records the generator's checksum)
+PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+
+bench_check_rows() {
+	if ! [[ "$2" =~ ^[1-9][0-9]*$ ]]; then
+		echo "$1: not a row count: $2" >&2
+		exit 2
+	fi
+}
+
+bench_database() {
+	if [ "$("${PSQL[@]}" -At -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$1'")" != 1 ]; then
+		"${PSQL[@]}" -d postgres -c "CREATE DATABASE \"$1\""
+	fi
+	export PGDATABASE="$1"
+	"${PSQL[@]}" -c "SET client_min_messages = warning" \
+		-c "DROP EXTENSION IF EXISTS qidrisk CASCADE" -c "CREATE EXTENSION qidrisk"
+}
+
+bench_population() {
+	local signature existing
+	signature="qidrisk bench population rows=$3 generator=$(md5sum bench/population.sql | cut -c1-32)"
+	existing=$("${PSQL[@]}" -At -c "SELECT obj_description(to_regclass('$2'), 'pg_class')")
+	if [ "$existing" != "$signature" ]; then
+		echo "$1: generating $2"
+		"${PSQL[@]}" -v tab="$2" -v rows="$3" -c "SET client_min_messages = warning" \
+			-f bench/population.sql
+		"${PSQL[@]}" -c "COMMENT ON TABLE $2 IS '$signature'"
+	fi
+}
