@@ -1021,15 +1021,10 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	return state;
 }
 
-/* Add count rows of class fp */
-static inline void
-AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
+/* Add count rows of class fp to the single table, which may partition or spill */
+static void
+AddToTable(FreqState *state, const QidFingerprint *fp, int64 count)
 {
-	if (state->single == NULL)
-	{
-		BufferClass(state, fp, count);
-		return;
-	}
 	/* a state that may spill partitions before its table takes half the budget */
 	if (unlikely(state->single->members + 1 >= state->single->grow_threshold) &&
 		SpillAllowed(state) &&
@@ -1047,6 +1042,66 @@ AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
 		Partition(state);
 }
 
+/* Insert the rows held back for their buckets (every reader does, through DrainBuffers) */
+static void
+FlushPending(FreqState *state)
+{
+	QidFingerprint pending[FREQ_PENDING_ROWS];
+	int			npending = state->npending;
+
+	/* taken out first: an insert may partition the state, which drains again */
+	memcpy(pending, state->pending, npending * sizeof(QidFingerprint));
+	state->npending = 0;
+	state->pending_head = 0;
+	for (int i = 0; i < npending; i++)
+	{
+		if (state->single != NULL)
+			AddToTable(state, &pending[i], 1);
+		else
+			BufferClass(state, &pending[i], 1);
+	}
+}
+
+/*
+ * Hold one row back while its first hash bucket is fetched, and insert the
+ * row held longest: rows of a table larger than the cache then wait for
+ * memory side by side instead of one after the other.
+ */
+static inline void
+PendRow(FreqState *state, const QidFingerprint *fp)
+{
+	freqhash_hash *table = state->single;
+	QidFingerprint oldest;
+
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(&table->data[((uint32) (fp->lo >> 32)) & table->sizemask]);
+#endif
+	if (state->npending < FREQ_PENDING_ROWS)
+	{
+		state->pending[state->npending++] = *fp;
+		return;
+	}
+	oldest = state->pending[state->pending_head];
+	state->pending[state->pending_head] = *fp;
+	state->pending_head = (state->pending_head + 1) % FREQ_PENDING_ROWS;
+	AddToTable(state, &oldest, 1);
+	/* the table became partitions: the rows still held go to their buffers */
+	if (state->single == NULL)
+		FlushPending(state);
+}
+
+/* Add count rows of class fp */
+static inline void
+AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
+{
+	if (state->single == NULL)
+		BufferClass(state, fp, count);
+	else if (count == 1)
+		PendRow(state, fp);
+	else
+		AddToTable(state, fp, count);
+}
+
 /* Count one row of class fp */
 void
 FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
@@ -1058,6 +1113,8 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 static void
 DrainBuffers(FreqState *state)
 {
+	if (state->npending > 0)
+		FlushPending(state);
 	if (!state->unsettled)
 		return;
 	for (int p = 0; p < PARTITIONS; p++)

@@ -82,6 +82,9 @@ typedef struct FreqPartition FreqPartition;
  * Transition state shared by every frequency aggregate.  Read its counters
  * through the accessors: rows may still sit in partition buffers.
  */
+/* Rows a small state holds back while their hash buckets are fetched */
+#define FREQ_PENDING_ROWS 16
+
 typedef struct FreqState
 {
 	MemoryContext context;		/* where the hash tables live */
@@ -113,6 +116,9 @@ typedef struct FreqState
 	struct BufFile **adopted_files; /* run files taken over from other states */
 	int			nadopted;
 	int			adopted_capacity;
+	int			npending;		/* rows in pending, not yet in the table */
+	int			pending_head;	/* the oldest of them, once pending is full */
+	QidFingerprint pending[FREQ_PENDING_ROWS];
 } FreqState;
 
 extern FreqState *FreqStateCreate(MemoryContext context, Size nclasses);
