@@ -65,6 +65,16 @@ ParameterName(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * The last parameter read the slow way: a row whose call and argument carry
+ * the same Datum as that row, into a state that already holds the value then
+ * read, needs no type lookup (every state's first row takes the slow way).
+ */
+static FmgrInfo *last_param_flinfo = NULL;
+static int	last_param_argno = -1;
+static Datum last_param_datum = (Datum) 0;
+static double last_param_value = 0;
+
+/*
  * Read the constant parameter in argument argno, check that it is not NULL
  * and stays the same on every row, and remember it as a double.
  */
@@ -72,13 +82,17 @@ void
 RememberAggParameter(FunctionCallInfo fcinfo, int argno,
 					 bool *has_param, double *param)
 {
-	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	Oid			type;
 	double		value;
 
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be NULL", ParameterName(fcinfo, argno))));
+	if (*has_param && fcinfo->flinfo == last_param_flinfo && argno == last_param_argno &&
+		PG_GETARG_DATUM(argno) == last_param_datum && *param == last_param_value)
+		return;
+	type = get_fn_expr_argtype(fcinfo->flinfo, argno);
 	switch (type)
 	{
 		case INT4OID:
@@ -100,6 +114,10 @@ RememberAggParameter(FunctionCallInfo fcinfo, int argno,
 			value = 0;			/* keep the compiler quiet */
 	}
 
+	last_param_flinfo = fcinfo->flinfo;
+	last_param_argno = argno;
+	last_param_datum = PG_GETARG_DATUM(argno);
+	last_param_value = value;
 	if (!*has_param)
 	{
 		*has_param = true;
