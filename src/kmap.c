@@ -981,21 +981,11 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 		Oid			wcollation;
 
 		LookupColumn(population, weight_name, &wtype, &wcollation);
-		switch (getBaseType(wtype))
-		{
-			case INT2OID:
-			case INT4OID:
-			case INT8OID:
-			case FLOAT4OID:
-			case FLOAT8OID:
-			case NUMERICOID:
-				break;
-			default:
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("population weight column \"%s\" must be numeric, not %s",
-								weight_name, format_type_be(wtype))));
-		}
+		if (!QidIsNumericType(getBaseType(wtype)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("population weight column \"%s\" must be numeric, not %s",
+							weight_name, format_type_be(wtype))));
 	}
 
 	state->hasher = QidHasherCreate(CurrentMemoryContext, state->ncolumns, state->types,

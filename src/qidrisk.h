@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 
+#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
@@ -217,6 +218,32 @@ QidDatumBitsHash(uint64 bits)
 	bits *= UINT64CONST(0xc4ceb9fe1a85ec53);
 	bits ^= bits >> 33;
 	return (uint32) bits;
+}
+
+/* Hash a Datum for a hash table: its bits when equal values have equal Datums */
+static inline uint32
+QidDatumHash(bool bitwise, FmgrInfo *hash, Oid collation, Datum value)
+{
+	if (bitwise)
+		return QidDatumBitsHash((uint64) value);
+	return DatumGetUInt32(FunctionCall1Coll(hash, collation, value));
+}
+
+/* Compare two Datums for a hash table, by bits or by the type's equality */
+static inline bool
+QidDatumEqual(bool bitwise, FmgrInfo *equal, Oid collation, Datum a, Datum b)
+{
+	if (bitwise)
+		return a == b;
+	return DatumGetBool(FunctionCall2Coll(equal, collation, a, b));
+}
+
+/* Whether type holds numbers that convert to float8 (means, weights) */
+static inline bool
+QidIsNumericType(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID ||
+		type == FLOAT4OID || type == FLOAT8OID || type == NUMERICOID;
 }
 
 /*

@@ -71,18 +71,14 @@ typedef struct CodeEntry
 static inline uint32
 CodeHash(EncodeColumn *column, Datum value)
 {
-	if (column->bitwise)
-		return QidDatumBitsHash((uint64) value);
-	return DatumGetUInt32(FunctionCall1Coll(&column->hash, column->collation, value));
+	return QidDatumHash(column->bitwise, &column->hash, column->collation, value);
 }
 
 /* Compare two values with the type's equality under the column's collation */
 static inline bool
 CodeEqual(EncodeColumn *column, Datum a, Datum b)
 {
-	if (column->bitwise)
-		return a == b;
-	return DatumGetBool(FunctionCall2Coll(&column->equal, column->collation, a, b));
+	return QidDatumEqual(column->bitwise, &column->equal, column->collation, a, b);
 }
 
 #define SH_PREFIX codehash

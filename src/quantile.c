@@ -61,17 +61,13 @@ typedef struct ValueEntry
 static inline uint32
 ValueHash(ValueType *vt, Datum value)
 {
-	if (vt->bitwise)
-		return QidDatumBitsHash((uint64) value);
-	return DatumGetUInt32(FunctionCall1Coll(&vt->hash, vt->collation, value));
+	return QidDatumHash(vt->bitwise, &vt->hash, vt->collation, value);
 }
 
 static inline bool
 ValueEqual(ValueType *vt, Datum a, Datum b)
 {
-	if (vt->bitwise)
-		return a == b;
-	return DatumGetBool(FunctionCall2Coll(&vt->equal, vt->collation, a, b));
+	return QidDatumEqual(vt->bitwise, &vt->equal, vt->collation, a, b);
 }
 
 #define SH_PREFIX valuehash
@@ -1239,22 +1235,12 @@ qidrisk_quantile_means_final(PG_FUNCTION_ARGS)
 	state = (ValueCountState *) PG_GETARG_POINTER(0);
 	if (state->rows == 0)
 		PG_RETURN_NULL();
-	switch (state->vt->type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case FLOAT4OID:
-		case FLOAT8OID:
-		case NUMERICOID:
-			break;
-		default:
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("quantile_means needs a numeric type, not %s",
-							format_type_be(state->vt->type)),
-					 errhint("Use quantile_medians, whose representatives are values of the column.")));
-	}
+	if (!QidIsNumericType(state->vt->type))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("quantile_means needs a numeric type, not %s",
+						format_type_be(state->vt->type)),
+				 errhint("Use quantile_medians, whose representatives are values of the column.")));
 	values = ValueCountSorted(state, &nvalues);
 	CheckNoRowsBelowFirstCut(state, values, nvalues, fcinfo);
 	ncuts = ArrayGetNItems(ARR_NDIM(state->cuts), ARR_DIMS(state->cuts));
