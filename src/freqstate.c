@@ -1074,7 +1074,13 @@ PendRow(FreqState *state, const QidFingerprint *fp)
 	QidFingerprint oldest;
 
 #if defined(__GNUC__) || defined(__clang__)
-	__builtin_prefetch(&table->data[((uint32) (fp->lo >> 32)) & table->sizemask]);
+	{
+		uint32		bucket = ((uint32) (fp->lo >> 32)) & table->sizemask;
+
+		/* and the next: a probe goes on there when the first is taken */
+		__builtin_prefetch(&table->data[bucket]);
+		__builtin_prefetch(&table->data[(bucket + 1) & table->sizemask]);
+	}
 #endif
 	if (state->npending < FREQ_PENDING_ROWS)
 	{
