@@ -636,31 +636,31 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION quantile_bucket_label(anyelement, anyarray) IS
 'bucket of a value as text "[lower,upper)" in the type''s output format';
 
--- The bucket, once cuts and representatives are known to pair up one to one
-CREATE FUNCTION qidrisk_representative_index(bucket integer, ncuts integer, nrepresentatives integer)
+-- Raise the error for representatives that do not pair up with the cuts
+CREATE FUNCTION qidrisk_representatives_mismatch(ncuts integer, nrepresentatives integer)
 RETURNS integer
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	IF coalesce(ncuts, 0) <> coalesce(nrepresentatives, 0) THEN
-		RAISE EXCEPTION 'representatives must have one element per cut (%), not %',
-			coalesce(ncuts, 0), coalesce(nrepresentatives, 0)
-			USING ERRCODE = 'array_subscript_error',
-				  HINT = 'Use quantile_medians or quantile_means over the same cuts.';
-	END IF;
-	RETURN bucket;
+	RAISE EXCEPTION 'representatives must have one element per cut (%), not %',
+		coalesce(ncuts, 0), coalesce(nrepresentatives, 0)
+		USING ERRCODE = 'array_subscript_error',
+			  HINT = 'Use quantile_medians or quantile_means over the same cuts.';
 END
 $$;
-COMMENT ON FUNCTION qidrisk_representative_index(integer, integer, integer) IS
-'internal: a bucket number, after checking there is one representative per cut';
+COMMENT ON FUNCTION qidrisk_representatives_mismatch(integer, integer) IS
+'internal: raise the error of quantile_bucket_value for representatives that do not pair up with the cuts';
 
+-- the PL/pgSQL call happens only on a mismatch, not on every row
 CREATE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
 RETURNS anycompatible
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT representatives[@extschema@.qidrisk_representative_index(@extschema@.quantile_bucket(value, cuts),
-																		cardinality(cuts), cardinality(representatives))] $$;
+AS $$ SELECT representatives[CASE WHEN coalesce(cardinality(cuts), 0) = coalesce(cardinality(representatives), 0)
+								  THEN @extschema@.quantile_bucket(value, cuts)
+								  ELSE @extschema@.qidrisk_representatives_mismatch(cardinality(cuts),
+																					cardinality(representatives)) END] $$;
 COMMENT ON FUNCTION quantile_bucket_value(anyelement, anyarray, anycompatiblearray) IS
 'representative of a value''s bucket (from quantile_medians or quantile_means)';
 
