@@ -93,21 +93,7 @@ BEGIN
 END
 $$;
 
--- Does the plan of this query run partial aggregates in launched workers?
-CREATE FUNCTION pg_temp.runs_partial_in_workers(query text) RETURNS boolean
-LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	partial boolean := false;
-	launched boolean := false;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-		partial := partial OR line LIKE '%Partial Aggregate%';
-		launched := launched OR line ~ 'Workers Launched: [1-9]';
-	END LOOP;
-	RETURN partial AND launched;
-END
-$$;
+\ir parallel_plans.psql
 
 CREATE FUNCTION pg_temp.run_all() RETURNS SETOF text
 LANGUAGE plpgsql AS $$

@@ -610,21 +610,7 @@ SELECT i % 7, CASE WHEN random() < 0.02 THEN NULL ELSE floor(random() ^ 2 * 2000
 	md5(floor(random() * 900)::text)
 FROM generate_series(1, 100000) i;
 ANALYZE par;
--- Does this query run partial aggregates in launched workers?
-CREATE FUNCTION pg_temp.runs_partial_in_workers(query text) RETURNS boolean
-LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	partial boolean := false;
-	launched boolean := false;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-		partial := partial OR line LIKE '%Partial%Aggregate%';
-		launched := launched OR line ~ 'Workers Launched: [1-9]';
-	END LOOP;
-	RETURN partial AND launched;
-END
-$$;
+\ir parallel_plans.psql
 -- the sample of 120,398 rows (eps 1e-5, delta 0.3) holds all 100,000: exact
 \set q_numbers 'SELECT quantile_cuts(v, 100)::text AS qc, optimal_cuts(v, 500)::text AS oc_sse, optimal_cuts(v, 500, ''k_median'')::text AS oc_med, optimal_cuts(v, 500, ''k_center'')::text AS oc_cen, quantile_cuts_approx(v, 100, 0.00001, 0.3)::text AS qa FROM par'
 \set q_text 'SELECT quantile_cuts(t, 50)::text AS tqc, quantile_cuts_approx(t, 50, 0.00001, 0.3)::text AS tqa FROM par'
@@ -646,7 +632,7 @@ SET LOCAL force_parallel_mode = on;
 :q_groups \gset parallel_
 :q_medians \gset parallel_
 CREATE TABLE par_plans AS
-SELECT name, pg_temp.runs_partial_in_workers(query) AS partial
+SELECT name, pg_temp.runs_partial_in_workers(query, 'Partial%Aggregate') AS partial
 FROM (VALUES ('numbers', :'q_numbers'), ('text', :'q_text'), ('groups', :'q_groups'), ('medians', :'q_medians')) AS q(name, query);
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
