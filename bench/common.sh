@@ -1,4 +1,4 @@
-# bench/common.sh - setup shared by bench/scale.sh and bench/spill.sh (sourced).
+# bench/common.sh - setup shared by bench/scale.sh, bench/spill.sh and bench/parallel.sh (sourced).
 #
 # bench_check_rows NAME ROWS  exits unless ROWS is a positive row count
 # bench_database DB           creates DB when missing, exports PGDATABASE and

@@ -2,8 +2,8 @@
 # bench/parallel.sh [ROWS] - parallel scaling of the exact and approximate
 # singleton counts (issue 9, point 3).
 #
-# Builds (or reuses) bench/population.sql's deterministic population with ROWS
-# rows (default 10000000) as bench_pop_ROWS, then for 0, 1 and 2 parallel
+# Builds (or reuses, when its comment shows the same generator) bench/population.sql's
+# deterministic population with ROWS rows (default 10000000) as bench_pop_ROWS, then for 0, 1 and 2 parallel
 # workers (max_parallel_workers_per_gather; the planner's costs otherwise at
 # their defaults) times, in ONE psql session, one warm-up and BENCH_RUNS
 # (default 3) runs of
@@ -23,30 +23,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. bench/common.sh
+
 ROWS=${1:-10000000}
-if ! [[ "$ROWS" =~ ^[1-9][0-9]*$ ]]; then
-	echo "parallel.sh: not a row count: $ROWS" >&2
-	exit 2
-fi
+bench_check_rows parallel.sh "$ROWS"
 RUNS=${BENCH_RUNS:-3}
-DB=${BENCH_DB:-bench}
 DOC=${BENCH_DOC:-docs/benchmarks.md}
 TAB="bench_pop_$ROWS"
 OUT="bench/results/parallel-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
-PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 
-if [ "$("${PSQL[@]}" -At -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
-	"${PSQL[@]}" -d postgres -c "CREATE DATABASE \"$DB\""
-fi
-export PGDATABASE="$DB"
-"${PSQL[@]}" -c "SET client_min_messages = warning" \
-	-c "DROP EXTENSION IF EXISTS qidrisk CASCADE" -c "CREATE EXTENSION qidrisk"
-if [ -z "$("${PSQL[@]}" -At -c "SELECT to_regclass('$TAB')")" ]; then
-	echo "parallel: generating $TAB"
-	"${PSQL[@]}" -v tab="$TAB" -v rows="$ROWS" -c "SET client_min_messages = warning" \
-		-f bench/population.sql
-fi
+bench_database "${BENCH_DB:-bench}"
+bench_population parallel "$TAB" "$ROWS"
 
 declare -A QUERY
 QUERY[X]="SELECT singleton_count(birth_date, sex, zip5) FROM $TAB"
@@ -141,12 +129,8 @@ goal = med[('X', 0)] / med[('X', 2)]
 out.append(f'Goal "2 workers at least 1.6x faster than 0": {goal:.2f}x - **{"met" if goal >= 1.6 else "not met"}**. '
            f'The bare scan itself gains {med[("C", 0)] / med[("C", 2)]:.2f}x from 2 workers on this machine.')
 section = '\n'.join(out) + '\n'
-start, end = '<!-- bench:parallel -->', '<!-- /bench:parallel -->'
-text = open(doc).read()
-if start not in text:
-    text = text.rstrip('\n') + f'\n\n{start}\n{end}\n'
-before, rest = text.split(start, 1)
-_, after = rest.split(end, 1)
-open(doc, 'w').write(before + start + '\n' + section + end + after)
+sys.path.insert(0, 'bench')
+from section import write_section
+write_section(doc, 'parallel', section)
 print(section)
 PY

@@ -224,14 +224,8 @@ lines.append('')
 lines.append('Largest exact contributions T - T(without the row): ' +
              ', '.join('id %s: %.3g' % (c[0], float(c[1])) for c in info['contrib_top']) + '.')
 section = '\n'.join(lines) + '\n'
-text = open(doc).read() if __import__('os').path.exists(doc) else ''
-start, end = '<!-- bench:qar -->', '<!-- /bench:qar -->'
-if start in text and end in text:
-    a = text.index(start) + len(start)
-    b = text.index(end)
-    text = text[:a] + '\n' + section + text[b:]
-else:
-    text = text.rstrip('\n') + '\n\n' + start + '\n' + section + end + '\n'
-open(doc, 'w').write(text)
+sys.path.insert(0, 'bench')
+from section import write_section
+write_section(doc, 'qar', section)
 print(section)
 PY

@@ -186,7 +186,7 @@ fmt = lambda xs: ', '.join('%.3f' % x for x in xs)
 commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
 version = subprocess.run(['psql', '-d', 'postgres', '-Atc', 'SELECT version()'], capture_output=True, text=True).stdout.strip()
 now = datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')
-section = f"""<!-- bench:qid_search -->
+section = f"""
 ## Quasi-identifier search (`qid_search`, issue 3)
 
 Command: `bash bench/qid_search.sh` (from the repository root; server in PGHOST/PGPORT/PGUSER).
@@ -217,13 +217,9 @@ a pure function of the row number):
 Goal: C under 30 s. The loop of 1023 GROUP BY queries is estimated at 1023 × the median of D =
 {loop_estimate:.0f} s, {loop_estimate / med['C']:.0f}× C. Check: {checks[1] if len(checks) > 1 else 'missing'} (D's figures equal C's);
 best QID: {figs.get('big_best')}.
-<!-- /bench:qid_search -->"""
-text = open(doc).read()
-start, end = '<!-- bench:qid_search -->', '<!-- /bench:qid_search -->'
-if start in text and end in text:
-    text = text[:text.index(start)] + section + text[text.index(end) + len(end):]
-else:
-    text = text.rstrip('\n') + '\n\n' + section + '\n'
-open(doc, 'w').write(text)
+"""
+sys.path.insert(0, 'bench')
+from section import write_section
+write_section(doc, 'qid_search', section)
 print(section)
 PY

@@ -18,6 +18,8 @@ import re
 import statistics
 import sys
 
+from section import marked_sections
+
 VARIANTS = "ABCDEFG"  # timed per population size, interleaved
 MAIN = "ABCDE"  # uniqueness: the first sections of the report
 HET = "FG"  # heterogeneity: its own section, with the birthday aggregate H
@@ -679,16 +681,6 @@ def quantile_section(quant, queries, verdicts, checks):
             w("```")
             w("")
     return md
-
-
-def marked_sections(doc):
-    """The <!-- bench:NAME --> ... <!-- /bench:NAME --> sections of an existing page."""
-    if not os.path.exists(doc):
-        return []
-    with open(doc, encoding="utf-8") as f:
-        text = f.read()
-    pattern = re.compile(r"<!-- bench:([\w-]+) -->.*?<!-- /bench:\1 -->", re.S)
-    return [m.group(0) for m in pattern.finditer(text)]
 
 
 def cmd_report(out, doc):

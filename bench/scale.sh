@@ -152,13 +152,9 @@ out.append(f'- Goal "within 2x a bare scan": A/C = {med["A"] / med["C"]:.2f} - *
 out.append(f'- Exact versus approximate: X/A = {med["X"] / med["A"]:.2f}.')
 section = '\n'.join(out) + '\n'
 
-start, end = '<!-- bench:scale -->', '<!-- /bench:scale -->'
-text = open(doc).read()
-if start not in text:
-    text = text.rstrip('\n') + f'\n\n{start}\n{end}\n'
-before, rest = text.split(start, 1)
-_, after = rest.split(end, 1)
-open(doc, 'w').write(before + start + '\n' + section + end + after)
+sys.path.insert(0, 'bench')
+from section import write_section
+write_section(doc, 'scale', section)
 print(section)
 PY
 

@@ -153,8 +153,7 @@ Load average {load_start} at the start, {load_end} at the end (2 shared cores, o
 
 S/M time ratio {S['ms']/M['ms']:.2f}, S/C {S['ms']/C['ms']:.2f}; M and S returned {singletons:,} on every run.
 <!-- /spill:{rows} -->'''
-header = '''<!-- bench:spill -->
-## Exact counting past the memory budget (issue 9, point 1)
+header = '''## Exact counting past the memory budget (issue 9, point 1)
 
 `bash bench/spill.sh ROWS` against a private PostgreSQL 15 server: serial plans
 (`max_parallel_workers_per_gather = 0`, so one backend holds the whole state), one psql session,
@@ -165,22 +164,13 @@ its 256 MB budget; the rest of S's peak above C is the temporary files' and the 
 buffers and the executor's own memory. Temporary bytes are the `pg_stat_database.temp_bytes`
 delta around each query. One subsection per table size; each run of the script replaces its own.
 '''
-text = open(doc).read()
-start, end = '<!-- bench:spill -->', '<!-- /bench:spill -->'
-blocks = {}
-if start in text and end in text:
-    a = text.index(start)
-    b = text.index(end) + len(end)
-    for m in re.finditer(r'<!-- spill:(\d+) -->.*?<!-- /spill:\1 -->', text[a:b], re.S):
-        blocks[int(m.group(1))] = m.group(0)
-else:
-    text = text.rstrip('\n') + '\n\n' + start + '\n' + end + '\n'
-    a = text.index(start)
-    b = text.index(end) + len(end)
+sys.path.insert(0, 'bench')
+from section import read_section, write_section
+# one subsection per table size: keep the other sizes' subsections
+blocks = {int(m.group(1)): m.group(0)
+          for m in re.finditer(r'<!-- spill:(\d+) -->.*?<!-- /spill:\1 -->', read_section(doc, 'spill') or '', re.S)}
 blocks[int(rows)] = block
-section = header + '\n' + '\n\n'.join(blocks[k] for k in sorted(blocks)) + '\n' + end
-text = text[:a] + section + text[b:]
-open(doc, 'w').write(text)
+write_section(doc, 'spill', header + '\n' + '\n\n'.join(blocks[k] for k in sorted(blocks)))
 print(block)
 EOF
 
