@@ -135,6 +135,9 @@ struct FreqPartition
 	SpillRun   *runs;			/* spilled runs: a class may recur in several, summed when read */
 	int			nruns;
 	int			runs_capacity;
+	const char *encoded;		/* a received state's classes, not yet decoded */
+	int64		nencoded;
+	uint64		encoded_base_hi;	/* the high half its first gap counts from */
 };
 
 typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
@@ -545,29 +548,41 @@ SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, dou
 	}
 }
 
-/* One input of a streaming merge: a sorted array, or a file run read in chunks */
+/*
+ * One input of a streaming merge: a sorted array, or a file run or an
+ * encoded partition, either read in chunks
+ */
 typedef struct MergeSource
 {
 	const CountedClass *at;		/* the current class */
 	const CountedClass *end;
-	const SpillRun *run;		/* NULL for an array */
+	const SpillRun *run;		/* a file run, or NULL */
 	int			fileno;			/* where the run's next chunk starts */
 	off_t		offset;
+	const char *bytes;			/* an encoded partition's next class, or NULL */
+	uint64		previous_hi;	/* the high half its gap counts from */
 	int64		left;			/* classes of the run not yet read */
 	CountedClass *chunk;
 } MergeSource;
 
-/* Read the next chunk of a file run */
+static void DecodeClasses(const char **at, uint64 *previous_hi, CountedClass *classes,
+						  int64 n);
+static void DecodePartitions(FreqState *state);
+
+/* Read the next chunk of a file run or an encoded partition */
 static void
 RefillSource(MergeSource *source)
 {
 	int64		n = Min(source->left, RUN_CHUNK_CLASSES);
 	size_t		bytes = (size_t) n * sizeof(CountedClass);
 
-	if (BufFileSeek(source->run->file, source->fileno, source->offset, SEEK_SET) != 0 ||
-		BufFileRead(source->run->file, source->chunk, bytes) != bytes)
+	if (source->bytes != NULL)
+		DecodeClasses(&source->bytes, &source->previous_hi, source->chunk, n);
+	else if (BufFileSeek(source->run->file, source->fileno, source->offset, SEEK_SET) != 0 ||
+			 BufFileRead(source->run->file, source->chunk, bytes) != bytes)
 		ReportRunReadError();
-	BufFileTell(source->run->file, &source->fileno, &source->offset);
+	else
+		BufFileTell(source->run->file, &source->fileno, &source->offset);
 	source->left -= n;
 	source->at = source->chunk;
 	source->end = source->chunk + n;
@@ -589,6 +604,24 @@ OpenRunSource(MergeSource *source, const SpillRun *run)
 	source->fileno = run->fileno;
 	source->offset = run->offset;
 	source->left = run->nclasses;
+	source->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+	if (source->left > 0)
+		RefillSource(source);
+}
+
+/* Open a partition's classes: its array, or its encoded classes if not yet decoded */
+static void
+OpenPartitionSource(MergeSource *source, const FreqPartition *partition)
+{
+	if (partition->encoded == NULL)
+	{
+		OpenArraySource(source, partition->classes, partition->nclasses);
+		return;
+	}
+	memset(source, 0, sizeof(*source));
+	source->bytes = partition->encoded;
+	source->previous_hi = partition->encoded_base_hi;
+	source->left = partition->nencoded;
 	source->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
 	if (source->left > 0)
 		RefillSource(source);
@@ -837,6 +870,7 @@ DrainPartition(FreqState *state, FreqPartition *partition)
 
 	if (partition->nbuffered == 0)
 		return;
+	DecodePartitions(state);
 	/* the sort's scratch may have to grow first */
 	SpillUntilFits(state, NULL, 0,
 				   (double) (GrownCapacity(state->scratch_capacity, partition->nbuffered) -
@@ -1220,6 +1254,7 @@ static void
 MergeIntoPartition(FreqState *state, FreqPartition *partition,
 				   const CountedClass *run, int64 nrun)
 {
+	DecodePartitions(state);
 	SpillUntilFits(state, partition, nrun, 0);
 	MergeRun(state, partition, run, nrun);
 }
@@ -1253,7 +1288,9 @@ MaterializeAttached(FreqState *state)
 	while (state->attached != NULL)
 	{
 		FreqState  *attached = state->attached;
+		double		attached_memory = attached->memory;
 
+		DecodePartitions(attached);
 		for (int p = 0; p < PARTITIONS; p++)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -1262,7 +1299,7 @@ MaterializeAttached(FreqState *state)
 		}
 		AdoptRuns(state, attached);
 		state->attached = attached->next_attached;
-		state->attached_memory -= attached->memory;
+		state->attached_memory -= attached_memory;
 		attached->next_attached = NULL;
 		FreqStateFree(attached);
 	}
@@ -1331,11 +1368,10 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
 		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
-		OpenArraySource(&sources[nsources++], partition->classes, partition->nclasses);
+		OpenPartitionSource(&sources[nsources++], partition);
 		for (FreqState *source = state->attached; source != NULL;
 			 source = source->next_attached)
-			OpenArraySource(&sources[nsources++], source->parts[p].classes,
-							source->parts[p].nclasses);
+			OpenPartitionSource(&sources[nsources++], &source->parts[p]);
 		for (int i = 0; i < partition->nruns; i++)
 			OpenRunSource(&sources[nsources++], &partition->runs[i]);
 		MergeSources(sources, nsources, CountClass, &counter);
@@ -1381,6 +1417,7 @@ FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 	int64		high;
 
 	FreqStateSettle(state);
+	DecodePartitions(state);
 	if (state->single != NULL)
 	{
 		FreqEntry  *entry = freqhash_lookup(state->single, *fp);
@@ -1449,7 +1486,7 @@ ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 		return;
 	}
 	DrainBuffers(state);
-	if (state->attached != NULL || HasRuns(state))
+	if (state->attached != NULL || HasRuns(state) || state->encoded != NULL)
 	{
 		StreamClasses(state, visit, arg);
 		return;
@@ -1479,6 +1516,7 @@ FreqStateMerge(FreqState *into, FreqState *from)
 {
 	FreqStateSettle(into);
 	FreqStateSettle(from);
+	DecodePartitions(from);
 
 	MergeAggParameter(&into->has_param, &into->param, from->has_param, from->param);
 
@@ -1518,6 +1556,10 @@ FreqStateFree(FreqState *state)
 		state->attached = attached->next_attached;
 		FreqStateFree(attached);
 	}
+	if (state->encoded_copy)
+		pfree(state->encoded);
+	state->encoded = NULL;
+	state->encoded_copy = false;
 	if (state->single != NULL)
 		DestroyTable(state, state->single);
 	else if (state->parts != NULL)
@@ -1769,36 +1811,114 @@ CorruptState(const char *detail)
 			 errdetail("%s", detail)));
 }
 
-/* Decode the next class of an ascending stream, validating it against previous */
-static inline void
-ReadAscendingClass(const char **at, const char *end, CountedClass *class,
-				   const CountedClass *previous, bool first, int64 rows_left)
+/* Decode the next class of an ascending stream; false if the stream is truncated */
+static inline bool
+ReadAscendingClass(const char **at, const char *end, uint64 *previous_hi,
+				   CountedClass *class)
 {
 	uint64		gap;
 	uint64		lo;
 	uint64		count;
 
 	if (!ReadVarint(at, end, &gap) || end - *at < (ptrdiff_t) sizeof(uint64))
-		CorruptState("The state's classes are truncated.");
+		return false;
 	memcpy(&lo, *at, sizeof(uint64));
 	class->key.lo = pg_ntoh64(lo);
 	*at += sizeof(uint64);
 	if (!ReadVarint(at, end, &count))
-		CorruptState("The state's classes are truncated.");
-	if (gap > PG_UINT64_MAX - previous->key.hi)
-		CorruptState("The state's classes are not in ascending order.");
-	class->key.hi = previous->key.hi + gap;
-	if (!first && gap == 0 && class->key.lo <= previous->key.lo)
-		CorruptState("The state's classes are not in ascending order.");
-	if (count == 0 || count > (uint64) rows_left)
-		CorruptState("A class of the state has an impossible size.");
+		return false;
+	class->key.hi = *previous_hi + gap;
 	class->count = (int64) count;
+	*previous_hi = class->key.hi;
+	return true;
+}
+
+/* Decode n classes of an ascending stream that DeserializeAscending validated */
+static void
+DecodeClasses(const char **at, uint64 *previous_hi, CountedClass *classes, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		/* validated already: the stream cannot end early */
+		if (!ReadAscendingClass(at, *at + 2 * MAX_VARINT_BYTES + sizeof(uint64),
+								previous_hi, &classes[i]))
+			CorruptState("The state's classes are truncated.");
+	}
 }
 
 /*
- * Read an ascending stream of nclasses classes: a first pass validates it
- * and sizes the partitions, a second writes each partition's sorted array
- * directly (or, for a state too small to be partitioned, adds the classes).
+ * Decode a received state's encoded partitions into sorted arrays, or
+ * straight into runs where an array would not fit the budget, and drop the
+ * encoded copy.  The in-memory counters then cover the arrays only.
+ */
+static void
+DecodePartitions(FreqState *state)
+{
+	FreqCounts	in_memory = {0, 0, 0};
+
+	if (state->encoded == NULL)
+		return;
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &state->parts[p];
+		const char *at = partition->encoded;
+		uint64		previous_hi = partition->encoded_base_hi;
+
+		CHECK_FOR_INTERRUPTS();
+		partition->encoded = NULL;
+		if (partition->nencoded == 0)
+			continue;
+		if (SpillAllowed(state) &&
+			state->memory + (double) MappedBytes(partition->nencoded) > (double) state->budget)
+		{
+			/* a partition too large for the budget goes straight to a run */
+			RunWriter  *writer = palloc(sizeof(RunWriter));
+			CountedClass *chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+
+			elog(DEBUG1, "qidrisk: writing a received partition of " INT64_FORMAT
+				 " classes to a temporary file", partition->nencoded);
+			BeginRun(writer, state, partition);
+			for (int64 done = 0; done < partition->nencoded; done += RUN_CHUNK_CLASSES)
+			{
+				int64		n = Min(RUN_CHUNK_CLASSES, partition->nencoded - done);
+
+				DecodeClasses(&at, &previous_hi, chunk, n);
+				WriteRunClasses(writer, chunk, n);
+			}
+			EndRun(writer);
+			pfree(chunk);
+			pfree(writer);
+			continue;
+		}
+		GrowClassArray(state, partition, partition->nencoded);
+		DecodeClasses(&at, &previous_hi, partition->classes, partition->nencoded);
+		partition->nclasses = partition->nencoded;
+		for (int64 i = 0; i < partition->nclasses; i++)
+			CountClassInto(&in_memory, partition->classes[i].count);
+	}
+	state->rows = in_memory.rows;
+	state->classes = in_memory.classes;
+	state->singletons = in_memory.singletons;
+	if (state->encoded_copy)
+	{
+		state->memory -= (double) state->encoded_bytes;
+		pfree(state->encoded);
+	}
+	state->encoded = NULL;
+	state->encoded_bytes = 0;
+	state->encoded_copy = false;
+	state->streamed = false;
+}
+
+/*
+ * Read an ascending stream of nclasses classes.  One pass validates it and
+ * finds where each partition starts.  A partitioned state then keeps a copy
+ * of the encoded classes, which readers merge straight from the encoding and
+ * anything else decodes first (DecodePartitions), if the copy fits the
+ * budget; otherwise the partitions are decoded now.  A state too small to be
+ * partitioned adds the classes.
  */
 static void
 DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows)
@@ -1807,86 +1927,83 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	const char *end = buf->data + buf->len;
 	const char *at = start;
 	int64		sizes[PARTITIONS] = {0};
+	const char *starts[PARTITIONS];
+	uint64		bases[PARTITIONS] = {0};
 	CountedClass class = {{0, 0}, 0};
-	int64		running_rows = 0;
-	FreqCounts	in_memory = {0, 0, 0};
+	uint64		previous_hi = 0;
+	FreqCounts	seen = {0, 0, 0};
+	int			p = 0;
 
+	starts[0] = start;
 	for (int64 i = 0; i < nclasses; i++)
 	{
-		CountedClass previous = class;
+		QidFingerprint previous = class.key;
+		const char *before = at;
 
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
-		ReadAscendingClass(&at, end, &class, &previous, i == 0, rows - running_rows);
-		running_rows += class.count;
-		sizes[PartitionOf(&class.key)]++;
+		if (!ReadAscendingClass(&at, end, &previous_hi, &class))
+			CorruptState("The state's classes are truncated.");
+		if (class.key.hi < previous.hi ||
+			(i > 0 && class.key.hi == previous.hi && class.key.lo <= previous.lo))
+			CorruptState("The state's classes are not in ascending order.");
+		if (class.count <= 0 || class.count > rows - seen.rows)
+			CorruptState("A class of the state has an impossible size.");
+		CountClassInto(&seen, class.count);
+		/* ascending fingerprints fill partition 0, then 1, ... in order */
+		while (p < PartitionOf(&class.key))
+		{
+			p++;
+			starts[p] = before;
+			bases[p] = previous.hi;
+		}
+		sizes[p]++;
 	}
 	if (at != end)
 		CorruptState("The state's length does not match its number of classes.");
+	buf->cursor = buf->len;
+	while (p < PARTITIONS - 1)
+	{
+		p++;
+		starts[p] = end;
+		bases[p] = class.key.hi;
+	}
 
-	at = start;
-	class.key.lo = class.key.hi = 0;
 	if (state->single != NULL)
 	{
+		previous_hi = 0;
+		at = start;
 		for (int64 i = 0; i < nclasses; i++)
 		{
-			CountedClass previous = class;
-
-			ReadAscendingClass(&at, end, &class, &previous, i == 0, PG_INT64_MAX);
+			(void) ReadAscendingClass(&at, end, &previous_hi, &class);
 			AddClass(state, &class.key, class.count);
 		}
+		return;
+	}
+
+	/* keep the encoding if it fits; decode it now (from the message) if not */
+	state->encoded_bytes = end - start;
+	state->encoded_copy =
+		state->memory + (double) state->encoded_bytes <= (double) state->budget;
+	if (state->encoded_copy)
+	{
+		state->encoded = MemoryContextAllocHuge(state->context, Max(state->encoded_bytes, 1));
+		memcpy(state->encoded, start, state->encoded_bytes);
+		state->memory += (double) state->encoded_bytes;
 	}
 	else
+		state->encoded = (char *) start;
+	for (p = 0; p < PARTITIONS; p++)
 	{
-		/* ascending fingerprints fill partition 0, then 1, ... in order */
-		for (int p = 0; p < PARTITIONS; p++)
-		{
-			FreqPartition *partition = &state->parts[p];
-
-			CHECK_FOR_INTERRUPTS();
-			if (sizes[p] == 0)
-				continue;
-			if (SpillAllowed(state) &&
-				state->memory + (double) MappedBytes(sizes[p]) > (double) state->budget)
-			{
-				/* a partition too large for the budget goes straight to a run */
-				RunWriter  *writer = palloc(sizeof(RunWriter));
-
-				elog(DEBUG1, "qidrisk: writing a received partition of " INT64_FORMAT
-					 " classes to a temporary file", sizes[p]);
-				BeginRun(writer, state, partition);
-				for (int64 i = 0; i < sizes[p]; i++)
-				{
-					CountedClass previous = class;
-
-					if ((i & INTERRUPT_CHECK_MASK) == 0)
-						CHECK_FOR_INTERRUPTS();
-					ReadAscendingClass(&at, end, &class, &previous,
-									   p == 0 && i == 0, PG_INT64_MAX);
-					WriteRunClass(&class.key, class.count, writer);
-				}
-				EndRun(writer);
-				pfree(writer);
-				continue;
-			}
-			GrowClassArray(state, partition, sizes[p]);
-			for (int64 i = 0; i < sizes[p]; i++)
-			{
-				CountedClass previous = class;
-
-				ReadAscendingClass(&at, end, &partition->classes[i], &previous,
-								   p == 0 && i == 0, PG_INT64_MAX);
-				class = partition->classes[i];
-				CountClassInto(&in_memory, class.count);
-			}
-			partition->nclasses = sizes[p];
-		}
-		/* the counters cover the in-memory classes only */
-		state->rows = in_memory.rows;
-		state->classes = in_memory.classes;
-		state->singletons = in_memory.singletons;
+		state->parts[p].encoded = state->encoded + (starts[p] - start);
+		state->parts[p].nencoded = sizes[p];
+		state->parts[p].encoded_base_hi = bases[p];
 	}
-	buf->cursor = buf->len;
+	state->rows = seen.rows;
+	state->classes = seen.classes;
+	state->singletons = seen.singletons;
+	if (!state->encoded_copy)
+		DecodePartitions(state);
 }
 
 /* Rebuild a state from FreqStateSerialize's output, validating everything */

@@ -103,6 +103,9 @@ typedef struct FreqState
 	int64		streamed_rows;	/* counters over the state and its attachments */
 	int64		streamed_classes;
 	int64		streamed_singletons;
+	char	   *encoded;		/* a received state's classes, not yet decoded */
+	Size		encoded_bytes;
+	bool		encoded_copy;	/* encoded is ours (not the message's) */
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
 	bool		private_copy;	/* made by deserialization, owned by context */
