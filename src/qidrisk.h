@@ -14,7 +14,7 @@
 #include "utils/sortsupport.h"
 
 /* Format version written at the head of every serialized state */
-#define QIDRISK_STATE_FORMAT_VERSION 2
+#define QIDRISK_STATE_FORMAT_VERSION 3
 
 /* qidrisk.max_state_memory in kB; -1 means derive it from work_mem */
 extern int	qidrisk_max_state_memory;
