@@ -23,6 +23,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
+#include "port/pg_bswap.h"
 
 #include "qidrisk.h"
 
@@ -35,10 +36,12 @@
 #define NULL_HASH_HI UINT64CONST(0xa54ff53a5f1d36f1)
 
 /*
- * How a column is hashed.  Two common hash functions are called directly,
- * skipping the function-call machinery (and, for text, a collation lookup per
- * row); the result is the same as through fmgr because it is the same code.
- * Some core hash functions give up entropy that a 128-bit fingerprint needs:
+ * How a column is hashed.  The commonest types are hashed here, without the
+ * function-call machinery (and, for text, a collation lookup per row): an
+ * integer of 4 or 8 bytes enters the fingerprint as it is (the fold mixes
+ * it, and distinct values stay distinct), and bytes equal under a
+ * deterministic collation are hashed to both halves in one pass.  Some core
+ * hash functions give up entropy that a 128-bit fingerprint needs:
  * int8-based types fold their 64 bits to 32, interval truncates its span,
  * numeric hashes NaN and both infinities to the seed, and arrays ignore their
  * dimensions.  For those, a hash of the whole value under the same equality
@@ -47,8 +50,8 @@
 typedef enum ColumnHashing
 {
 	HASH_VIA_FMGR,				/* the type's extended hash function */
-	HASH_AS_INT4,				/* hashint4extended: int4, date */
-	HASH_AS_BYTES,				/* hashtextextended under a deterministic collation */
+	HASH_AS_INT4,				/* types hashed by hashint4extended: int4, date */
+	HASH_AS_BYTES,				/* text-like types under a deterministic collation */
 	HASH_AS_INT8,				/* int8, timestamp(tz), time, pg_lsn: all 64 bits */
 	HASH_INTERVAL,				/* interval: its whole canonical span */
 	HASH_NUMERIC,				/* numeric: NaN and the infinities told apart */
@@ -299,11 +302,39 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 	return hasher;
 }
 
-/* Hash the bytes of a value under one seed */
-static inline uint64
-HashBytes(const void *bytes, int length, uint64 seed)
+/* Second multiplier of HashBytes' high half, so the halves differ in more than the seed */
+#define BYTES_HI_MULTIPLIER UINT64CONST(0xc2b2ae3d27d4eb4f)
+
+/*
+ * Hash bytes to both fingerprint halves in one pass of eight bytes at a
+ * time, each half its own chain of Mix64 over the words (the high half's
+ * words multiplied first); the length enters first, so trailing zero bytes
+ * count.  Not cryptographic, like the core hash functions it replaces.
+ */
+static inline void
+HashBytes(const void *bytes, int length, uint64 seed_lo, uint64 seed_hi,
+		  uint64 *lo, uint64 *hi)
 {
-	return hash_bytes_extended((const unsigned char *) bytes, length, seed);
+	const char *at = (const char *) bytes;
+	uint64		a = seed_lo ^ ((uint64) length * UINT64CONST(0x9e3779b97f4a7c15));
+	uint64		b = seed_hi ^ ((uint64) length * BYTES_HI_MULTIPLIER);
+	int			left = length;
+
+	while (left > 0)
+	{
+		uint64		word = 0;
+
+		memcpy(&word, at, Min(left, (int) sizeof(uint64)));
+#ifdef WORDS_BIGENDIAN
+		word = pg_bswap64(word);
+#endif
+		a = Mix64(a ^ word);
+		b = Mix64(b ^ (word * BYTES_HI_MULTIPLIER));
+		at += sizeof(uint64);
+		left -= (int) sizeof(uint64);
+	}
+	*lo = a;
+	*hi = b;
 }
 
 /*
@@ -334,38 +365,27 @@ HashColumn(QidColumn *column, Datum value, uint64 *lo, uint64 *hi)
 	switch (column->hashing)
 	{
 		case HASH_AS_INT4:
-			{
-				uint32		v = (uint32) DatumGetInt32(value);
-
-				*lo = hash_bytes_uint32_extended(v, SEED_LO);
-				*hi = hash_bytes_uint32_extended(v, SEED_HI);
-				return;
-			}
+			/* FoldColumn mixes it; distinct values stay distinct */
+			*lo = *hi = (uint64) (uint32) DatumGetInt32(value);
+			return;
 		case HASH_AS_BYTES:
 			{
 				text	   *t = DatumGetTextPP(value);
-				const char *bytes = VARDATA_ANY(t);
-				int			length = VARSIZE_ANY_EXHDR(t);
 
-				*lo = HashBytes(bytes, length, SEED_LO);
-				*hi = HashBytes(bytes, length, SEED_HI);
+				HashBytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), SEED_LO, SEED_HI, lo, hi);
 				return;
 			}
 		case HASH_AS_INT8:
-			{
-				int64		v = DatumGetInt64(value);
-
-				*lo = HashBytes(&v, sizeof(v), SEED_LO);
-				*hi = HashBytes(&v, sizeof(v), SEED_HI);
-				return;
-			}
+			/* told apart from the same number as an int4, and from NULL */
+			*lo = (uint64) DatumGetInt64(value) ^ SEED_HI;
+			*hi = (uint64) DatumGetInt64(value) ^ SEED_LO;
+			return;
 		case HASH_INTERVAL:
 			{
 				int64		span[2];
 
 				IntervalSpan(DatumGetIntervalP(value), span);
-				*lo = HashBytes(span, sizeof(span), SEED_LO);
-				*hi = HashBytes(span, sizeof(span), SEED_HI);
+				HashBytes(span, sizeof(span), SEED_LO, SEED_HI, lo, hi);
 				return;
 			}
 		case HASH_NUMERIC:
@@ -377,8 +397,8 @@ HashColumn(QidColumn *column, Datum value, uint64 *lo, uint64 *hi)
 					/* "NaN", "Infinity" or "-Infinity": one constant each */
 					char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, value));
 
-					*lo = HashBytes(text, strlen(text), SEED_LO ^ NULL_HASH_HI);
-					*hi = HashBytes(text, strlen(text), SEED_HI ^ NULL_HASH_LO);
+					HashBytes(text, strlen(text), SEED_LO ^ NULL_HASH_HI,
+							  SEED_HI ^ NULL_HASH_LO, lo, hi);
 					return;
 				}
 				break;
@@ -388,6 +408,8 @@ HashColumn(QidColumn *column, Datum value, uint64 *lo, uint64 *hi)
 				ArrayType  *array = DatumGetArrayTypeP(value);
 				int			ndim = ARR_NDIM(array);
 				int32		shape[1 + 2 * MAXDIM];
+				uint64		shape_lo;
+				uint64		shape_hi;
 
 				/* equal arrays have equal dimensions and lower bounds */
 				shape[0] = ndim;
@@ -396,14 +418,16 @@ HashColumn(QidColumn *column, Datum value, uint64 *lo, uint64 *hi)
 					shape[1 + d] = ARR_DIMS(array)[d];
 					shape[1 + ndim + d] = ARR_LBOUND(array)[d];
 				}
+				HashBytes(shape, sizeof(int32) * (1 + 2 * ndim), SEED_LO, SEED_HI,
+						  &shape_lo, &shape_hi);
 				*lo = FoldColumn(DatumGetUInt64(FunctionCall2Coll(&column->hash_extended,
 																  column->collation, value,
 																  UInt64GetDatum(SEED_LO))),
-								 HashBytes(shape, sizeof(int32) * (1 + 2 * ndim), SEED_LO));
+								 shape_lo);
 				*hi = FoldColumn(DatumGetUInt64(FunctionCall2Coll(&column->hash_extended,
 																  column->collation, value,
 																  UInt64GetDatum(SEED_HI))),
-								 HashBytes(shape, sizeof(int32) * (1 + 2 * ndim), SEED_HI));
+								 shape_hi);
 				return;
 			}
 		case HASH_VIA_FMGR:
