@@ -300,11 +300,56 @@ GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed)
  * error) through ReleaseMappings.
  */
 static Size
-MappedBytes(int64 capacity)
+PageRound(Size bytes)
 {
 	Size		page = (Size) sysconf(_SC_PAGESIZE);
 
-	return ((Size) capacity * sizeof(CountedClass) + page - 1) / page * page;
+	return (Max(bytes, 1) + page - 1) / page * page;
+}
+
+static Size
+MappedBytes(int64 capacity)
+{
+	return PageRound((Size) capacity * sizeof(CountedClass));
+}
+
+/* Map new_bytes of anonymous memory, or grow the mapping old of old_bytes */
+static void *
+MapMemory(void *old, Size old_bytes, Size new_bytes)
+{
+	void	   *mapping;
+
+	if (old == NULL)
+		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	else
+		mapping = mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE);
+	if (mapping == MAP_FAILED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
+						   new_bytes)));
+#ifdef MADV_HUGEPAGE
+	/* large mappings fault in 2 MB at a time where the kernel allows it */
+	if (new_bytes >= 4 * 1024 * 1024)
+		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
+#endif
+	return mapping;
+}
+
+/* Unmap a received state's copy of its encoded classes (if it has one) */
+static void
+ReleaseEncoded(FreqState *state)
+{
+	if (state->encoded_copy)
+	{
+		munmap(state->encoded, PageRound(state->encoded_bytes));
+		state->memory -= (double) PageRound(state->encoded_bytes);
+	}
+	state->encoded = NULL;
+	state->encoded_bytes = 0;
+	state->encoded_copy = false;
 }
 
 /* Grow (or create) a partition's class array to hold at least needed classes */
@@ -327,30 +372,15 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 		new_bytes = Max(MappedBytes(needed), old_bytes);
 	if (state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
 		ReportBudgetExceeded(state, state->classes, state->memory + (double) (new_bytes - old_bytes));
-	if (partition->classes == NULL)
-		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
-					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	else
-		mapping = mremap(partition->classes, old_bytes, new_bytes, MREMAP_MAYMOVE);
-	if (mapping == MAP_FAILED)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
-						   new_bytes)));
-#ifdef MADV_HUGEPAGE
-	/* large arrays fault in 2 MB at a time where the kernel allows it */
-	if (new_bytes >= 4 * 1024 * 1024)
-		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
-#endif
+	mapping = MapMemory(partition->classes, old_bytes, new_bytes);
 	partition->classes = mapping;
 	partition->capacity = (int64) (new_bytes / sizeof(CountedClass));
 	state->memory += (double) (new_bytes - old_bytes);
 }
 
 /*
- * Unmap every partition's class array and close the run files (memory
- * context reset callback).  During an abort the resource owner has already
+ * Unmap every partition's class array (and a received state's encoded
+ * classes) and close the run files (memory context reset callback).  During an abort the resource owner has already
  * closed (and removed) the files, so they are only forgotten then.
  */
 static void
@@ -378,6 +408,7 @@ ReleaseMappings(void *arg)
 		if (close_files)
 			BufFileClose(state->adopted_files[i]);
 	state->nadopted = 0;
+	ReleaseEncoded(state);
 }
 
 /* The partition's temporary file, created (in the state's context) on first use */
@@ -654,45 +685,47 @@ CloseSource(MergeSource *source)
 
 /*
  * Merge sorted, duplicate-free sources into one ascending stream: call visit
- * once per fingerprint with its sizes summed over the sources.
+ * once per fingerprint with its sizes summed over the sources.  Exhausted
+ * sources leave the list, so the loops only see live ones.
  */
 static void
 MergeSources(MergeSource *sources, int nsources, ClassVisitor visit, void *arg)
 {
+	MergeSource **live = palloc(Max(nsources, 1) * sizeof(MergeSource *));
+	int			nlive = 0;
 	uint64		emitted = 0;
 
-	for (;;)
+	for (int i = 0; i < nsources; i++)
+		if (sources[i].at < sources[i].end)
+			live[nlive++] = &sources[i];
+	while (nlive > 0)
 	{
-		const QidFingerprint *smallest = NULL;
-		QidFingerprint key;
+		/* a copy: a refill below overwrites the chunk the key came from */
+		QidFingerprint key = live[0]->at->key;
 		int64		count = 0;
 
 		if ((++emitted & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
-		for (int i = 0; i < nsources; i++)
+		for (int i = 1; i < nlive; i++)
+			if (QidFingerprintCompare(&live[i]->at->key, &key) < 0)
+				key = live[i]->at->key;
+		for (int i = 0; i < nlive; i++)
 		{
-			if (sources[i].at < sources[i].end &&
-				(smallest == NULL || QidFingerprintCompare(&sources[i].at->key, smallest) < 0))
-				smallest = &sources[i].at->key;
-		}
-		if (smallest == NULL)
-			break;
-		/* a refill below overwrites the chunk smallest points into */
-		key = *smallest;
-		for (int i = 0; i < nsources; i++)
-		{
-			MergeSource *source = &sources[i];
+			MergeSource *source = live[i];
 
-			if (source->at < source->end &&
-				QidFingerprintCompare(&source->at->key, &key) == 0)
-			{
-				count += source->at->count;
-				if (++source->at == source->end && source->left > 0)
-					RefillSource(source);
-			}
+			if (source->at->key.hi != key.hi || source->at->key.lo != key.lo)
+				continue;
+			count += source->at->count;
+			if (++source->at < source->end)
+				continue;
+			if (source->left > 0)
+				RefillSource(source);
+			else
+				live[i--] = live[--nlive];
 		}
 		visit(&key, count, arg);
 	}
+	pfree(live);
 }
 
 /*
@@ -876,6 +909,35 @@ SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 	return sorted;
 }
 
+/*
+ * Sort a partition's buffer into the scratch array and sum equal
+ * fingerprints there; returns how many classes the run holds
+ */
+static int64
+SortAndSumBuffer(FreqState *state, FreqPartition *partition, CountedClass **run)
+{
+	CountedClass *sorted;
+	int64		nrun = 0;
+
+	/* the sort's scratch may have to grow first */
+	SpillUntilFits(state, NULL, 0,
+				   (double) (GrownCapacity(state->scratch_capacity, partition->nbuffered) -
+							 state->scratch_capacity) * sizeof(CountedClass) +
+				   (double) Max(BucketsFor(partition->nbuffered) + 1 - state->bucket_capacity, 0) *
+				   sizeof(int64));
+	sorted = SortBuffer(state, partition->buffer, partition->nbuffered);
+
+	for (int64 i = 0; i < partition->nbuffered; i++)
+	{
+		if (nrun > 0 && QidFingerprintCompare(&sorted[nrun - 1].key, &sorted[i].key) == 0)
+			sorted[nrun - 1].count += sorted[i].count;
+		else
+			sorted[nrun++] = sorted[i];
+	}
+	*run = sorted;
+	return nrun;
+}
+
 /* Sort a partition's buffer, sum equal fingerprints, and merge it in */
 static void
 DrainPartition(FreqState *state, FreqPartition *partition)
@@ -887,20 +949,7 @@ DrainPartition(FreqState *state, FreqPartition *partition)
 	if (partition->nbuffered == 0)
 		return;
 	DecodePartitions(state);
-	/* the sort's scratch may have to grow first */
-	SpillUntilFits(state, NULL, 0,
-				   (double) (GrownCapacity(state->scratch_capacity, partition->nbuffered) -
-							 state->scratch_capacity) * sizeof(CountedClass) +
-				   (double) Max(BucketsFor(partition->nbuffered) + 1 - state->bucket_capacity, 0) *
-				   sizeof(int64));
-	sorted = SortBuffer(state, partition->buffer, partition->nbuffered);
-	for (int64 i = 0; i < partition->nbuffered; i++)
-	{
-		if (nrun > 0 && QidFingerprintCompare(&sorted[nrun - 1].key, &sorted[i].key) == 0)
-			sorted[nrun - 1].count += sorted[i].count;
-		else
-			sorted[nrun++] = sorted[i];
-	}
+	nrun = SortAndSumBuffer(state, partition, &sorted);
 	SpillUntilFits(state, partition, nrun, 0);
 	MergeRun(state, partition, sorted, nrun);
 	partition->nbuffered = 0;
@@ -1572,10 +1621,7 @@ FreqStateFree(FreqState *state)
 		state->attached = attached->next_attached;
 		FreqStateFree(attached);
 	}
-	if (state->encoded_copy)
-		pfree(state->encoded);
-	state->encoded = NULL;
-	state->encoded_copy = false;
+	ReleaseEncoded(state);
 	if (state->single != NULL)
 		DestroyTable(state, state->single);
 	else if (state->parts != NULL)
@@ -1768,9 +1814,32 @@ WriteAscendingClass(const QidFingerprint *key, int64 count, void *arg)
 }
 
 /*
+ * Sort every partition's buffered rows in place, equal fingerprints summed,
+ * so that serializing merges them with the array while it writes instead of
+ * moving the whole array to merge them in first
+ */
+static void
+SortBuffersInPlace(FreqState *state)
+{
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &state->parts[p];
+		CountedClass *run;
+		int64		nrun;
+
+		if (partition->nbuffered == 0)
+			continue;
+		nrun = SortAndSumBuffer(state, partition, &run);
+		memcpy(partition->buffer, run, nrun * sizeof(CountedClass));
+		partition->nbuffered = nrun;
+	}
+}
+
+/*
  * Write (or size) every class of a partitioned state whose classes are all
- * in its arrays: the same as ForEachClass with WriteAscendingClass, in one
- * tight loop, which is what a parallel worker does with its state.
+ * in its arrays and its sorted buffers (SortBuffersInPlace): the same as
+ * ForEachClass with WriteAscendingClass after DrainBuffers, in one tight
+ * loop, which is what a parallel worker does with its state.
  */
 static void
 WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
@@ -1778,34 +1847,39 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		const CountedClass *classes = state->parts[p].classes;
-		int64		n = state->parts[p].nclasses;
+		const CountedClass *buffered = state->parts[p].buffer;
+		int64		nclasses = state->parts[p].nclasses;
+		int64		nbuffered = state->parts[p].nbuffered;
+		int64		i = 0;
+		int64		j = 0;
 		uint64		previous_hi = writer->previous_hi;
+		char	   *out = writer->out;
+		double		bytes = 0;
 
-		CHECK_FOR_INTERRUPTS();
-		if (writer->out == NULL)
+		while (i < nclasses || j < nbuffered)
 		{
-			double		bytes = 0;
+			CountedClass class;
+			int			c = (j == nbuffered) ? -1 : (i == nclasses) ? 1 :
+				QidFingerprintCompare(&classes[i].key, &buffered[j].key);
+			uint64		gap;
 
-			for (int64 i = 0; i < n; i++)
+			if (((i + j) & INTERRUPT_CHECK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			class = (c <= 0) ? classes[i++] : buffered[j++];
+			if (c == 0)
+				class.count += buffered[j++].count;
+			gap = class.key.hi - previous_hi;
+			previous_hi = class.key.hi;
+			if (out == NULL)
 			{
-				bytes += AscendingClassLength(classes[i].key.hi - previous_hi, classes[i].count);
-				previous_hi = classes[i].key.hi;
-				CountClassInto(&writer->seen, classes[i].count);
+				bytes += AscendingClassLength(gap, class.count);
+				CountClassInto(&writer->seen, class.count);
 			}
-			writer->bytes += bytes;
+			else
+				out = WriteAscendingClassAt(out, gap, class.key.lo, class.count);
 		}
-		else
-		{
-			char	   *out = writer->out;
-
-			for (int64 i = 0; i < n; i++)
-			{
-				out = WriteAscendingClassAt(out, classes[i].key.hi - previous_hi,
-											classes[i].key.lo, classes[i].count);
-				previous_hi = classes[i].key.hi;
-			}
-			writer->out = out;
-		}
+		writer->bytes += bytes;
+		writer->out = out;
 		writer->previous_hi = previous_hi;
 	}
 }
@@ -1842,8 +1916,14 @@ FreqStateSerialize(FreqState *state)
 	encoding = state->single == NULL ? ENCODING_ASCENDING : ENCODING_FIXED;
 	if (encoding == ENCODING_ASCENDING)
 	{
-		DrainBuffers(state);
+		if (state->npending > 0)
+			FlushPending(state);
+		if (state->attached == NULL && !HasRuns(state) && state->encoded == NULL)
+			SortBuffersInPlace(state);
+		/* sorting may have spilled */
 		arrays_only = state->attached == NULL && !HasRuns(state) && state->encoded == NULL;
+		if (!arrays_only)
+			DrainBuffers(state);
 	}
 	if (arrays_only)
 		WriteAscendingArrays(state, &writer);
@@ -2010,14 +2090,7 @@ DecodePartitions(FreqState *state)
 	state->rows = in_memory.rows;
 	state->classes = in_memory.classes;
 	state->singletons = in_memory.singletons;
-	if (state->encoded_copy)
-	{
-		state->memory -= (double) state->encoded_bytes;
-		pfree(state->encoded);
-	}
-	state->encoded = NULL;
-	state->encoded_bytes = 0;
-	state->encoded_copy = false;
+	ReleaseEncoded(state);
 	state->streamed = false;
 }
 
@@ -2093,12 +2166,12 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	/* keep the encoding if it fits; decode it now (from the message) if not */
 	state->encoded_bytes = end - start;
 	state->encoded_copy =
-		state->memory + (double) state->encoded_bytes <= (double) state->budget;
+		state->memory + (double) PageRound(state->encoded_bytes) <= (double) state->budget;
 	if (state->encoded_copy)
 	{
-		state->encoded = MemoryContextAllocHuge(state->context, Max(state->encoded_bytes, 1));
+		state->encoded = MapMemory(NULL, 0, PageRound(state->encoded_bytes));
 		memcpy(state->encoded, start, state->encoded_bytes);
-		state->memory += (double) state->encoded_bytes;
+		state->memory += (double) PageRound(state->encoded_bytes);
 	}
 	else
 		state->encoded = (char *) start;

@@ -13,8 +13,9 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 -- 3 seeds x 3 modes x 6 subsets x 3 checks, plus 3 plan checks, the window
--- and spill-off errors, and the temporary directory
-SELECT plan(3 * 3 * 6 * 3 + 3 + 4 + 1);
+-- and spill-off errors, received states (a plan check and 4 budgets), and the
+-- temporary directory
+SELECT plan(3 * 3 * 6 * 3 + 3 + 4 + 5 + 1);
 
 -- A random table: a many-valued integer (so that states spill), heavy ties and
 -- about 10% NULLs in the other columns, and a hash-partitioned copy
@@ -189,6 +190,45 @@ SELECT is((SELECT singleton_count(c_int) FROM r),
 	(SELECT count(*) FROM (SELECT 1 FROM r GROUP BY c_int HAVING count(*) = 1) c),
 	'qidrisk.spill on again: the exact answer');
 RESET qidrisk.max_state_memory;
+
+-- States received from parallel workers with more classes than a single
+-- table holds are kept in their encoding and merged from it (default budget),
+-- decoded into arrays when attaching one more would pass the budget (4MB), or
+-- decoded into runs when not even the copy fits (2MB, 600kB): the GROUP BY
+-- answer every way
+CREATE TABLE received AS
+SELECT (i::bigint * 7919) % 250000 AS a, (i / 7) % 2 AS b FROM generate_series(1, 400000) i;
+ANALYZE received;
+CREATE TEMP TABLE received_reference AS
+SELECT ROW(count(*) FILTER (WHERE n = 1), count(*), min(n))::text AS figures
+FROM (SELECT count(*) AS n FROM received GROUP BY a, b) c;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+CREATE FUNCTION pg_temp.received_figures() RETURNS text
+LANGUAGE sql AS $$
+SELECT ROW(singleton_count(a, b), class_count(a, b), k_anonymity(a, b))::text FROM received
+$$;
+SELECT ok(EXISTS (SELECT 1 FROM pg_temp.explain_lines(
+			  'SELECT singleton_count(a, b) FROM received') l WHERE l LIKE '%Partial%Aggregate%'),
+		  'received states: the plan has partial aggregates');
+SELECT is(pg_temp.received_figures(), figures, 'received states, default budget: = GROUP BY')
+FROM received_reference;
+SET LOCAL qidrisk.max_state_memory = '4MB';
+SELECT is(pg_temp.received_figures(), figures, 'received states, 4MB: = GROUP BY')
+FROM received_reference;
+SET LOCAL qidrisk.max_state_memory = '2MB';
+SELECT is(pg_temp.received_figures(), figures, 'received states, 2MB: = GROUP BY')
+FROM received_reference;
+SET LOCAL qidrisk.max_state_memory = '600kB';
+SELECT is(pg_temp.received_figures(), figures, 'received states, 600kB: = GROUP BY')
+FROM received_reference;
+RESET qidrisk.max_state_memory;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 
 -- every temporary file was removed at the end of its query
 SELECT is((SELECT count(*) FROM pg_ls_tmpdir()), 0::bigint, 'no temporary files left');
