@@ -305,6 +305,36 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 /* Second multiplier of HashBytes' high half, so the halves differ in more than the seed */
 #define BYTES_HI_MULTIPLIER UINT64CONST(0xc2b2ae3d27d4eb4f)
 
+/* Four bytes at p, little-endian */
+static inline uint64
+ReadLittle32(const char *p)
+{
+	uint32		v;
+
+	memcpy(&v, p, sizeof(v));
+#ifdef WORDS_BIGENDIAN
+	v = pg_bswap32(v);
+#endif
+	return v;
+}
+
+/*
+ * The next word of bytes: eight bytes, or (for the last 1 to 7) a value that,
+ * the count being known, tells them apart, read without building it in
+ * memory byte by byte (a load of a word just written piecewise stalls)
+ */
+static inline uint64
+ReadWord(const char *at, int left)
+{
+	if (left >= (int) sizeof(uint64))
+		return ReadLittle32(at) | (ReadLittle32(at + 4) << 32);
+	if (left >= 4)
+		return ReadLittle32(at) | (ReadLittle32(at + left - 4) << 32);
+	return (uint64) (unsigned char) at[0] |
+		((uint64) (unsigned char) at[left / 2] << 8) |
+		((uint64) (unsigned char) at[left - 1] << 16);
+}
+
 /*
  * Hash bytes to both fingerprint halves in one pass of eight bytes at a
  * time, each half its own chain of Mix64 over the words (the high half's
@@ -322,12 +352,8 @@ HashBytes(const void *bytes, int length, uint64 seed_lo, uint64 seed_hi,
 
 	while (left > 0)
 	{
-		uint64		word = 0;
+		uint64		word = ReadWord(at, left);
 
-		memcpy(&word, at, Min(left, (int) sizeof(uint64)));
-#ifdef WORDS_BIGENDIAN
-		word = pg_bswap64(word);
-#endif
 		a = Mix64(a ^ word);
 		b = Mix64(b ^ (word * BYTES_HI_MULTIPLIER));
 		at += sizeof(uint64);
