@@ -90,6 +90,9 @@
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
 
+/* Most bytes a class takes in the ascending encoding: tag, gap, low half, size */
+#define MAX_ASCENDING_CLASS_BYTES (1 + 2 * sizeof(uint64) + MAX_VARINT_BYTES)
+
 /* Largest class size the tag byte of the ascending encoding holds itself */
 #define TAG_MAX_COUNT 15
 
@@ -338,15 +341,15 @@ MapMemory(void *old, Size old_bytes, Size new_bytes)
 	return mapping;
 }
 
-/* Unmap a received state's copy of its encoded classes (if it has one) */
+/* Free a received state's copy of its encoded classes (if it has one) */
 static void
-ReleaseEncoded(FreqState *state)
+ReleaseEncoded(FreqState *state, bool resetting)
 {
+	/* not pfree'd on a context reset: the context frees it itself */
+	if (state->encoded_copy && !resetting)
+		pfree(state->encoded);
 	if (state->encoded_copy)
-	{
-		munmap(state->encoded, PageRound(state->encoded_bytes));
-		state->memory -= (double) PageRound(state->encoded_bytes);
-	}
+		state->memory -= (double) state->encoded_bytes;
 	state->encoded = NULL;
 	state->encoded_bytes = 0;
 	state->encoded_copy = false;
@@ -379,8 +382,8 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 }
 
 /*
- * Unmap every partition's class array (and a received state's encoded
- * classes) and close the run files (memory context reset callback).  During an abort the resource owner has already
+ * Unmap every partition's class array and close the run files (memory
+ * context reset callback).  During an abort the resource owner has already
  * closed (and removed) the files, so they are only forgotten then.
  */
 static void
@@ -408,7 +411,7 @@ ReleaseMappings(void *arg)
 		if (close_files)
 			BufFileClose(state->adopted_files[i]);
 	state->nadopted = 0;
-	ReleaseEncoded(state);
+	ReleaseEncoded(state, true);
 }
 
 /* The partition's temporary file, created (in the state's context) on first use */
@@ -706,17 +709,26 @@ MergeSources(MergeSource *sources, int nsources, ClassVisitor visit, void *arg)
 
 		if ((++emitted & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
+		/* which source is smallest is random: select without branching */
 		for (int i = 1; i < nlive; i++)
-			if (QidFingerprintCompare(&live[i]->at->key, &key) < 0)
-				key = live[i]->at->key;
+		{
+			const QidFingerprint *candidate = &live[i]->at->key;
+			uint64		less = (uint64) (candidate->hi < key.hi) |
+				((uint64) (candidate->hi == key.hi) & (uint64) (candidate->lo < key.lo));
+			uint64		mask = -less;
+
+			key.hi = (candidate->hi & mask) | (key.hi & ~mask);
+			key.lo = (candidate->lo & mask) | (key.lo & ~mask);
+		}
 		for (int i = 0; i < nlive; i++)
 		{
 			MergeSource *source = live[i];
+			uint64		equal = (uint64) (source->at->key.hi == key.hi) &
+				(uint64) (source->at->key.lo == key.lo);
 
-			if (source->at->key.hi != key.hi || source->at->key.lo != key.lo)
-				continue;
-			count += source->at->count;
-			if (++source->at < source->end)
+			count += source->at->count & -(int64) equal;
+			source->at += equal;
+			if (likely(source->at < source->end))
 				continue;
 			if (source->left > 0)
 				RefillSource(source);
@@ -1621,7 +1633,7 @@ FreqStateFree(FreqState *state)
 		state->attached = attached->next_attached;
 		FreqStateFree(attached);
 	}
-	ReleaseEncoded(state);
+	ReleaseEncoded(state, false);
 	if (state->single != NULL)
 		DestroyTable(state, state->single);
 	else if (state->parts != NULL)
@@ -1870,11 +1882,9 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 				class.count += buffered[j++].count;
 			gap = class.key.hi - previous_hi;
 			previous_hi = class.key.hi;
+			CountClassInto(&writer->seen, class.count);
 			if (out == NULL)
-			{
 				bytes += AscendingClassLength(gap, class.count);
-				CountClassInto(&writer->seen, class.count);
-			}
 			else
 				out = WriteAscendingClassAt(out, gap, class.key.lo, class.count);
 		}
@@ -1895,6 +1905,15 @@ WriteFixedClass(const QidFingerprint *key, int64 count, void *arg)
 	pq_writeint64(buf, count);
 }
 
+/* Overwrite eight bytes of a message with an int64 in network order */
+static void
+PatchInt64(char *at, int64 value)
+{
+	uint64		n = pg_hton64((uint64) value);
+
+	memcpy(at, &n, sizeof(n));
+}
+
 /*
  * Serialize: format version, encoding, rows, singletons, parameter, class
  * count, then the classes in the encoding the state's layout allows.  A
@@ -1909,6 +1928,9 @@ FreqStateSerialize(FreqState *state)
 	int			encoding;
 	double		bytes;
 	bool		arrays_only = false;
+	bool		one_pass = false;
+	int			counts_at;
+	int			classes_at;
 
 	if (state->single != NULL)
 		FreqStateSettle(state);
@@ -1926,7 +1948,19 @@ FreqStateSerialize(FreqState *state)
 			DrainBuffers(state);
 	}
 	if (arrays_only)
-		WriteAscendingArrays(state, &writer);
+	{
+		/* room for the longest encoding of every class: then one pass writes it */
+		double		bound = 0;
+
+		for (int p = 0; p < PARTITIONS; p++)
+			bound += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
+		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ + bound * MAX_ASCENDING_CLASS_BYTES;
+		one_pass = bound <= MaxAllocSize;
+		if (one_pass)
+			writer.bytes = bound - (SERIALIZED_HEADER_BYTES + VARHDRSZ);
+		else
+			WriteAscendingArrays(state, &writer);
+	}
 	else if (encoding == ENCODING_ASCENDING)
 		ForEachClass(state, WriteAscendingClass, &writer);
 	else
@@ -1951,23 +1985,33 @@ FreqStateSerialize(FreqState *state)
 	enlargeStringInfo(&buf, (int) bytes);
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendbyte(&buf, encoding);
+	counts_at = buf.len;
 	pq_sendint64(&buf, writer.seen.rows);
 	pq_sendint64(&buf, writer.seen.singletons);
 	pq_sendbyte(&buf, state->has_param ? 1 : 0);
 	pq_sendfloat8(&buf, state->param);
+	classes_at = buf.len;
 	pq_sendint64(&buf, writer.seen.classes);
 	if (encoding == ENCODING_ASCENDING)
 	{
-		/* the buffer was enlarged for every class by the sizing pass */
+		/* the buffer was enlarged for every class by the sizing pass or the bound */
 		writer.out = buf.data + buf.len;
 		writer.previous_hi = 0;
+		writer.seen.rows = writer.seen.classes = writer.seen.singletons = 0;
 		if (arrays_only)
 			WriteAscendingArrays(state, &writer);
 		else
 			ForEachClass(state, WriteAscendingClass, &writer);
-		Assert(writer.out - (buf.data + buf.len) == (ptrdiff_t) writer.bytes);
+		Assert(one_pass || writer.out - (buf.data + buf.len) == (ptrdiff_t) writer.bytes);
 		buf.len += (int) (writer.out - (buf.data + buf.len));
 		buf.data[buf.len] = '\0';
+		if (one_pass)
+		{
+			/* the counters were only known once written */
+			PatchInt64(buf.data + counts_at, writer.seen.rows);
+			PatchInt64(buf.data + counts_at + sizeof(int64), writer.seen.singletons);
+			PatchInt64(buf.data + classes_at, writer.seen.classes);
+		}
 	}
 	else
 		ForEachClass(state, WriteFixedClass, &buf);
@@ -2090,7 +2134,7 @@ DecodePartitions(FreqState *state)
 	state->rows = in_memory.rows;
 	state->classes = in_memory.classes;
 	state->singletons = in_memory.singletons;
-	ReleaseEncoded(state);
+	ReleaseEncoded(state, false);
 	state->streamed = false;
 }
 
@@ -2166,12 +2210,12 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	/* keep the encoding if it fits; decode it now (from the message) if not */
 	state->encoded_bytes = end - start;
 	state->encoded_copy =
-		state->memory + (double) PageRound(state->encoded_bytes) <= (double) state->budget;
+		state->memory + (double) state->encoded_bytes <= (double) state->budget;
 	if (state->encoded_copy)
 	{
-		state->encoded = MapMemory(NULL, 0, PageRound(state->encoded_bytes));
+		state->encoded = MemoryContextAllocHuge(state->context, state->encoded_bytes);
 		memcpy(state->encoded, start, state->encoded_bytes);
-		state->memory += (double) PageRound(state->encoded_bytes);
+		state->memory += (double) state->encoded_bytes;
 	}
 	else
 		state->encoded = (char *) start;
