@@ -127,6 +127,15 @@ typedef struct CountedClass
 	int64		count;
 } CountedClass;
 
+/* Add a class of size count to counters */
+static inline void
+CountClassInto(FreqCounts *counts, int64 count)
+{
+	counts->rows += count;
+	counts->classes++;
+	counts->singletons += (count == 1);
+}
+
 /* A sorted, duplicate-free run of classes in a temporary file */
 typedef struct SpillRun
 {
@@ -687,12 +696,14 @@ CloseSource(MergeSource *source)
 }
 
 /*
- * Merge sorted, duplicate-free sources into one ascending stream: call visit
- * once per fingerprint with its sizes summed over the sources.  Exhausted
- * sources leave the list, so the loops only see live ones.
+ * Merge sorted, duplicate-free sources into one ascending stream: count each
+ * fingerprint's class into counts (if not NULL) and call visit (if not NULL)
+ * with its sizes summed over the sources.  Exhausted sources leave the list,
+ * so the loops only see live ones.
  */
 static void
-MergeSources(MergeSource *sources, int nsources, ClassVisitor visit, void *arg)
+MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
+			 ClassVisitor visit, void *arg)
 {
 	MergeSource **live = palloc(Max(nsources, 1) * sizeof(MergeSource *));
 	int			nlive = 0;
@@ -735,7 +746,10 @@ MergeSources(MergeSource *sources, int nsources, ClassVisitor visit, void *arg)
 			else
 				live[i--] = live[--nlive];
 		}
-		visit(&key, count, arg);
+		if (counts != NULL)
+			CountClassInto(counts, count);
+		if (visit != NULL)
+			visit(&key, count, arg);
 	}
 	pfree(live);
 }
@@ -774,7 +788,7 @@ ReduceRuns(FreqState *state, FreqPartition *partition, int keep)
 		for (int i = 0; i < take; i++)
 			OpenRunSource(&sources[i], &partition->runs[i]);
 		BeginRun(writer, state, partition);
-		MergeSources(sources, take, WriteRunClass, writer);
+		MergeSources(sources, take, NULL, WriteRunClass, writer);
 		for (int i = 0; i < take; i++)
 			CloseSource(&sources[i]);
 		/* drop the merged runs before listing the new one */
@@ -1319,7 +1333,7 @@ CopyRuns(FreqState *into, FreqPartition *partition, const FreqPartition *from)
 
 		OpenRunSource(&source, &from->runs[i]);
 		BeginRun(writer, into, partition);
-		MergeSources(&source, 1, WriteRunClass, writer);
+		MergeSources(&source, 1, NULL, WriteRunClass, writer);
 		CloseSource(&source);
 		EndRun(writer);
 	}
@@ -1383,33 +1397,6 @@ MaterializeAttached(FreqState *state)
 	state->streamed = false;
 }
 
-/* Add a class of size count to counters */
-static inline void
-CountClassInto(FreqCounts *counts, int64 count)
-{
-	counts->rows += count;
-	counts->classes++;
-	counts->singletons += (count == 1);
-}
-
-/* Counts the classes a stream emits and passes them on */
-typedef struct CountingVisitor
-{
-	ClassVisitor visit;			/* or NULL */
-	void	   *arg;
-	FreqCounts	counts;
-} CountingVisitor;
-
-static void
-CountClass(const QidFingerprint *key, int64 count, void *arg)
-{
-	CountingVisitor *counter = (CountingVisitor *) arg;
-
-	CountClassInto(&counter->counts, count);
-	if (counter->visit != NULL)
-		counter->visit(key, count, counter->arg);
-}
-
 /*
  * Read the classes of a partitioned state, its attached states and all
  * their file runs as one ascending stream, partition by partition, by a
@@ -1420,7 +1407,7 @@ CountClass(const QidFingerprint *key, int64 count, void *arg)
 static void
 StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 {
-	CountingVisitor counter = {visit, arg, {0, 0, 0}};
+	FreqCounts	counts = {0, 0, 0};
 	int			narrays = 1;
 
 	DrainBuffers(state);
@@ -1451,14 +1438,14 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 			OpenPartitionSource(&sources[nsources++], &source->parts[p]);
 		for (int i = 0; i < partition->nruns; i++)
 			OpenRunSource(&sources[nsources++], &partition->runs[i]);
-		MergeSources(sources, nsources, CountClass, &counter);
+		MergeSources(sources, nsources, &counts, visit, arg);
 		for (int i = 0; i < nsources; i++)
 			CloseSource(&sources[i]);
 		pfree(sources);
 	}
-	state->streamed_rows = counter.counts.rows;
-	state->streamed_classes = counter.counts.classes;
-	state->streamed_singletons = counter.counts.singletons;
+	state->streamed_rows = counts.rows;
+	state->streamed_classes = counts.classes;
+	state->streamed_singletons = counts.singletons;
 	state->streamed = true;
 }
 
