@@ -492,6 +492,34 @@ QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
 	fp->hi = hi;
 }
 
+/*
+ * Whether the current row's QID is one int4 or date value, not NULL (then
+ * set value): such a value's fingerprint is QidFingerprintScalar's
+ */
+bool
+QidScalarArgument(const QidHasher *hasher, FunctionCallInfo fcinfo, Datum *value)
+{
+	if (hasher->ncolumns != 1 || hasher->columns[0].hashing != HASH_AS_INT4 ||
+		fcinfo->args[hasher->firstarg].isnull)
+		return false;
+	*value = fcinfo->args[hasher->firstarg].value;
+	return true;
+}
+
+/* The fingerprint of a one-column QID's int4 or date value (QidScalarArgument) */
+void
+QidFingerprintScalar(Datum value, QidFingerprint *fp)
+{
+	QidColumn	column = {0};
+	uint64		column_lo;
+	uint64		column_hi;
+
+	column.hashing = HASH_AS_INT4;
+	HashColumn(&column, value, &column_lo, &column_hi);
+	fp->lo = FoldColumn(SEED_LO, column_lo);
+	fp->hi = FoldColumn(SEED_HI, column_hi);
+}
+
 /* Compute the fingerprint of the current row's QID arguments */
 void
 QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo, QidFingerprint *fp)

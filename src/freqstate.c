@@ -57,6 +57,10 @@
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* Held values (FreqStateAddValue): 2^MIN_HELD_BITS slots at first, 2^MAX_HELD_BITS at most */
+#define MIN_HELD_BITS 10
+#define MAX_HELD_BITS 17
+
 /* Partitioning: by the top PARTITION_BITS bits of the fingerprint's high half */
 #define PARTITION_BITS 2
 #define PARTITIONS (1 << PARTITION_BITS)
@@ -1240,12 +1244,184 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 	AddClass(state, fp, 1);
 }
 
+/*
+ * A held value's slot: the count of rows in the high 32 bits, the int4 value
+ * in the low 32; 0 marks a free slot.  Eight bytes, so the table of a column
+ * with tens of thousands of values stays in cache.
+ */
+#define HeldCount(slot) ((uint32) ((slot) >> 32))
+#define HeldInt(slot) ((uint32) (slot))
+#define HELD_ONE (UINT64CONST(1) << 32)
+
+/* Slot of a value among 2^bits (Fibonacci hashing) */
+static inline uint64
+HeldSlot(uint32 value, int bits)
+{
+	return ((uint64) value * UINT64CONST(0x9e3779b97f4a7c15)) >> (64 - bits);
+}
+
+/* Replace the held values' table by an empty one of 2^bits slots */
+static void
+AllocateHeld(FreqState *state, int bits)
+{
+	if (state->held != NULL)
+	{
+		state->memory -= (double) (sizeof(uint64) << state->held_bits);
+		pfree(state->held);
+	}
+	state->held = MemoryContextAllocZero(state->context, sizeof(uint64) << bits);
+	state->memory += (double) (sizeof(uint64) << bits);
+	state->held_bits = bits;
+	state->nheld = 0;
+}
+
+/*
+ * Count the held values' rows as classes of their fingerprints and empty the
+ * table (or, with stop, free it and count every later value the usual way)
+ */
+static void
+FlushHeld(FreqState *state, bool stop)
+{
+	uint64	   *held = state->held;
+	uint64		slots = UINT64CONST(1) << state->held_bits;
+
+	if (held == NULL || (state->nheld == 0 && !stop))
+		return;
+	/* taken out first: adding a class may partition the state, which flushes again */
+	state->held = NULL;
+	for (uint64 i = 0; i < slots; i++)
+	{
+		QidFingerprint fp;
+
+		if (held[i] == 0)
+			continue;
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		QidFingerprintScalar(Int32GetDatum((int32) HeldInt(held[i])), &fp);
+		AddClass(state, &fp, HeldCount(held[i]));
+	}
+	if (stop)
+	{
+		state->memory -= (double) (sizeof(uint64) * slots);
+		pfree(held);
+		state->held_off = true;
+		state->held_bits = 0;
+	}
+	else
+	{
+		memset(held, 0, sizeof(uint64) * slots);
+		state->held = held;
+	}
+	state->nheld = 0;
+}
+
+/* Double the held values' table, or stop holding values if it may not grow */
+static void
+GrowHeld(FreqState *state)
+{
+	uint64	   *old = state->held;
+	int			old_bits = state->held_bits;
+
+	if (old_bits >= MAX_HELD_BITS ||
+		state->memory + (double) (sizeof(uint64) << old_bits) > (double) state->budget / 4)
+	{
+		FlushHeld(state, true);
+		return;
+	}
+	/* the old table stays until its values have moved */
+	state->held = NULL;
+	AllocateHeld(state, old_bits + 1);
+	for (uint64 i = 0; i < (UINT64CONST(1) << old_bits); i++)
+	{
+		uint64		mask = (UINT64CONST(1) << state->held_bits) - 1;
+		uint64		slot;
+
+		if (old[i] == 0)
+			continue;
+		for (slot = HeldSlot(HeldInt(old[i]), state->held_bits);
+			 state->held[slot] != 0; slot = (slot + 1) & mask)
+			;
+		state->held[slot] = old[i];
+		state->nheld++;
+	}
+	state->memory -= (double) (sizeof(uint64) << old_bits);
+	pfree(old);
+}
+
+/*
+ * Count a row of a one-column QID of int4 or date (QidScalarArgument gave
+ * value).  Rows are counted per value in a small table and fingerprinted once
+ * per value when a reader needs them: such columns repeat values, and a
+ * value costs less to count than a fingerprint.  Past 2^(MAX_HELD_BITS - 1)
+ * values, or a quarter of the budget, rows are counted the usual way.
+ */
+void
+FreqStateAddValue(FreqState *state, Datum value)
+{
+	uint32		key = (uint32) DatumGetInt32(value);
+	uint64		mask;
+	uint64		slot;
+
+	if (unlikely(state->held == NULL))
+	{
+		if (state->held_off || state->windowed ||
+			state->memory + (double) (sizeof(uint64) << MIN_HELD_BITS) >
+			(double) state->budget / 4)
+		{
+			QidFingerprint fp;
+
+			QidFingerprintScalar(value, &fp);
+			AddClass(state, &fp, 1);
+			return;
+		}
+		AllocateHeld(state, MIN_HELD_BITS);
+	}
+	mask = (UINT64CONST(1) << state->held_bits) - 1;
+	for (slot = HeldSlot(key, state->held_bits);; slot = (slot + 1) & mask)
+	{
+		uint64		held = state->held[slot];
+
+		if (held == 0)
+			break;
+		if (HeldInt(held) == key)
+		{
+			/* a count about to overflow 32 bits: count what is held first */
+			if (unlikely(HeldCount(held) == PG_UINT32_MAX))
+			{
+				FlushHeld(state, false);
+				FreqStateAddValue(state, value);
+				return;
+			}
+			state->held[slot] = held + HELD_ONE;
+			return;
+		}
+	}
+	/* a new value: keep the table at most half full */
+	if (unlikely(state->nheld + 1 > (int64) (mask + 1) / 4 * 3))
+	{
+		GrowHeld(state);
+		FreqStateAddValue(state, value);
+		return;
+	}
+	state->held[slot] = HELD_ONE | key;
+	state->nheld++;
+}
+
+/* Count every row held back: held values, then rows waiting for their buckets */
+static void
+FlushHeldRows(FreqState *state)
+{
+	if (state->nheld > 0)
+		FlushHeld(state, false);
+	if (state->npending > 0)
+		FlushPending(state);
+}
+
 /* Merge every partition's buffered rows into its array */
 static void
 DrainBuffers(FreqState *state)
 {
-	if (state->npending > 0)
-		FlushPending(state);
+	FlushHeldRows(state);
 	if (!state->unsettled)
 		return;
 	for (int p = 0; p < PARTITIONS; p++)
@@ -1534,6 +1710,8 @@ ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 {
 	uint64		visited = 0;
 
+	/* held rows first: counting them may partition the state */
+	FlushHeldRows(state);
 	if (state->single != NULL)
 	{
 		freqhash_iterator iterator;
@@ -1621,6 +1799,13 @@ FreqStateFree(FreqState *state)
 		FreqStateFree(attached);
 	}
 	ReleaseEncoded(state, false);
+	if (state->held != NULL)
+	{
+		state->memory -= (double) (sizeof(uint64) << state->held_bits);
+		pfree(state->held);
+		state->held = NULL;
+		state->nheld = 0;
+	}
 	if (state->single != NULL)
 		DestroyTable(state, state->single);
 	else if (state->parts != NULL)
@@ -1919,14 +2104,14 @@ FreqStateSerialize(FreqState *state)
 	int			counts_at;
 	int			classes_at;
 
+	/* held rows first: counting them may partition the state */
+	FlushHeldRows(state);
 	if (state->single != NULL)
 		FreqStateSettle(state);
 	/* partitions are streamed in order and each is sorted: one ascending stream */
 	encoding = state->single == NULL ? ENCODING_ASCENDING : ENCODING_FIXED;
 	if (encoding == ENCODING_ASCENDING)
 	{
-		if (state->npending > 0)
-			FlushPending(state);
 		if (state->attached == NULL && !HasRuns(state) && state->encoded == NULL)
 			SortBuffersInPlace(state);
 		/* sorting may have spilled */

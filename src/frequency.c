@@ -71,6 +71,7 @@ UpdateState(FunctionCallInfo fcinfo, ArgLayout layout, bool remove)
 	FreqState  *state = FreqStateForUpdate(fcinfo);
 	QidHasher  *hasher = (QidHasher *) fcinfo->flinfo->fn_extra;
 	QidFingerprint fp;
+	Datum		value;
 
 	if (unlikely(hasher == NULL))
 	{
@@ -84,6 +85,12 @@ UpdateState(FunctionCallInfo fcinfo, ArgLayout layout, bool remove)
 	if (layout != QID_ONLY && !remove)
 		RememberAggParameter(fcinfo, layout == PARAM_THEN_QID ? 1 : 2,
 							 &state->has_param, &state->param);
+	if (!remove && QidScalarArgument(hasher, fcinfo, &value))
+	{
+		/* a one-column int4 or date QID: counted per value first */
+		FreqStateAddValue(state, value);
+		PG_RETURN_POINTER(state);
+	}
 	QidFingerprintRow(hasher, fcinfo, &fp);
 	if (remove)
 		FreqStateRemoveRow(state, &fp);

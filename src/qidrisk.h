@@ -65,6 +65,9 @@ extern QidHasher *QidHasherCreate(MemoryContext context, int ncolumns,
 								  const char *const *names, const char *funcname);
 extern void QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
 								 QidFingerprint *fp);
+extern bool QidScalarArgument(const QidHasher *hasher, FunctionCallInfo fcinfo,
+							  Datum *value);
+extern void QidFingerprintScalar(Datum value, QidFingerprint *fp);
 
 /* ---- freqstate.c ---- */
 
@@ -120,6 +123,12 @@ typedef struct FreqState
 	struct BufFile **adopted_files; /* run files taken over from other states */
 	int			nadopted;
 	int			adopted_capacity;
+	uint64	   *held;			/* a one-column int4 QID's values, counted
+								 * before they are fingerprinted
+								 * (FreqStateAddValue) */
+	int			held_bits;		/* log2 of held's slots */
+	int64		nheld;			/* distinct values in held */
+	bool		held_off;		/* too many distinct values to hold */
 	int			npending;		/* rows in pending, not yet in the table */
 	int			pending_head;	/* the oldest of them, once pending is full */
 	QidFingerprint pending[FREQ_PENDING_ROWS];
@@ -127,6 +136,7 @@ typedef struct FreqState
 
 extern FreqState *FreqStateCreate(MemoryContext context, Size nclasses);
 extern void FreqStateAddRow(FreqState *state, const QidFingerprint *fp);
+extern void FreqStateAddValue(FreqState *state, Datum value);
 extern void FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp);
 extern void FreqStateSettle(FreqState *state);
 extern void FreqStateMerge(FreqState *into, FreqState *from);

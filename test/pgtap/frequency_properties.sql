@@ -9,8 +9,9 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 -- seeds x sizes x subsets x 2 figures x 2 modes, plus 2 plan checks per seed;
--- the first seed also runs a table large enough for partitioned states
-SELECT plan(5 * 4 * 10 * 2 * 2 + 5 * 2 + 10 * 2 * 2 + 2);
+-- the first seed also runs a table large enough for partitioned states; then
+-- 7 checks of one-column int4 and date QIDs (counted per value)
+SELECT plan(5 * 4 * 10 * 2 * 2 + 5 * 2 + 10 * 2 * 2 + 2 + 7);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = '@colStrength=secondary', deterministic = false);
 
@@ -131,6 +132,58 @@ END
 $$;
 
 SELECT * FROM pg_temp.run_all();
+
+-- A one-column int4 or date QID is counted per value before its values are
+-- fingerprinted: past the table of held values (98,304 values), with the
+-- extreme int4 values and NULLs, when the budget is too small to hold many
+-- values, in workers, and as a window aggregate (which never holds values)
+CREATE TABLE held AS
+SELECT CASE WHEN i % 11 = 0 THEN NULL WHEN i % 7 = 0 THEN -2147483648
+			WHEN i % 5 = 0 THEN 2147483647 ELSE (i::bigint * 7919 % 120000 - 60000)::int END AS v,
+	date '2000-01-01' + i % 5000 AS d
+FROM generate_series(1, 300000) i;
+ANALYZE held;
+
+-- Our figures and GROUP BY's for one column of held, rows filtered by cond
+CREATE FUNCTION pg_temp.held_figures(col text, cond text, OUT ours text, OUT reference text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format('SELECT ROW(singleton_count(%1$I), class_count(%1$I), k_anonymity(%1$I), rows_below_k(3, %1$I))::text FROM held WHERE %2$s', col, cond)
+		INTO ours;
+	EXECUTE format($q$
+		WITH c AS (SELECT count(*) AS n FROM held WHERE %2$s GROUP BY %1$I)
+		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
+			(SELECT min(n) FROM c), (SELECT coalesce(sum(n), 0) FROM c WHERE n < 3))::text
+	$q$, col, cond) INTO reference;
+END
+$$;
+
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT is(ours, reference, 'held int4 values past the table''s capacity = GROUP BY')
+FROM pg_temp.held_figures('v', 'true');
+SELECT is(ours, reference, 'held int4 values, a few hundred of them = GROUP BY')
+FROM pg_temp.held_figures('v', 'v BETWEEN -300 AND 300 OR v IS NULL');
+SELECT is(ours, reference, 'held date values = GROUP BY')
+FROM pg_temp.held_figures('d', 'true');
+SET LOCAL qidrisk.max_state_memory = '1MB';
+SELECT is(ours, reference, 'held int4 values within a 1MB budget = GROUP BY')
+FROM pg_temp.held_figures('v', 'true');
+RESET qidrisk.max_state_memory;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT ok(pg_temp.runs_partial_in_workers('SELECT singleton_count(v) FROM held'),
+		  'held int4 values: singleton_count runs as partial aggregates in workers');
+SELECT is(ours, reference, 'held int4 values in workers = GROUP BY')
+FROM pg_temp.held_figures('v', 'true');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT is((SELECT singleton_count(d) OVER () FROM held LIMIT 1),
+		  (SELECT count(*) FROM (SELECT 1 FROM held GROUP BY d HAVING count(*) = 1) c),
+		  'a window aggregate over a date column = GROUP BY');
 
 SELECT * FROM finish();
 ROLLBACK;
