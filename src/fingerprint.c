@@ -160,7 +160,9 @@ QidColumnInit(QidColumn *column, Oid typid, Oid collation, MemoryContext context
 	switch (typentry->hash_extended_proc)
 	{
 		case F_HASHINT4EXTENDED:
-			column->hashing = HASH_AS_INT4;
+			/* equality of these types is equality of one int4 Datum */
+			if (typentry->typlen == sizeof(int32) && typentry->typbyval)
+				column->hashing = HASH_AS_INT4;
 			break;
 		case F_HASHTEXTEXTENDED:
 			if (OidIsValid(column->collation) &&

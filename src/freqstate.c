@@ -94,6 +94,9 @@
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
 
+/* Largest serialized state: a palloc'd bytea, with its header and a terminating zero */
+#define MAX_MESSAGE_BYTES (MaxAllocSize - VARHDRSZ - 1)
+
 /* Most bytes a class takes in the ascending encoding: tag, gap, low half, size */
 #define MAX_ASCENDING_CLASS_BYTES (1 + 2 * sizeof(uint64) + MAX_VARINT_BYTES)
 
@@ -1260,15 +1263,10 @@ HeldSlot(uint32 value, int bits)
 	return ((uint64) value * UINT64CONST(0x9e3779b97f4a7c15)) >> (64 - bits);
 }
 
-/* Replace the held values' table by an empty one of 2^bits slots */
+/* Start an empty table of held values of 2^bits slots */
 static void
 AllocateHeld(FreqState *state, int bits)
 {
-	if (state->held != NULL)
-	{
-		state->memory -= (double) (sizeof(uint64) << state->held_bits);
-		pfree(state->held);
-	}
 	state->held = MemoryContextAllocZero(state->context, sizeof(uint64) << bits);
 	state->memory += (double) (sizeof(uint64) << bits);
 	state->held_bits = bits;
@@ -1276,8 +1274,8 @@ AllocateHeld(FreqState *state, int bits)
 }
 
 /*
- * Count the held values' rows as classes of their fingerprints and empty the
- * table (or, with stop, free it and count every later value the usual way)
+ * Count the held values' rows as classes of their fingerprints and free the
+ * table; with stop, count every later value the usual way
  */
 static void
 FlushHeld(FreqState *state, bool stop)
@@ -1293,25 +1291,18 @@ FlushHeld(FreqState *state, bool stop)
 	{
 		QidFingerprint fp;
 
-		if (held[i] == 0)
-			continue;
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
+		if (held[i] == 0)
+			continue;
 		QidFingerprintScalar(Int32GetDatum((int32) HeldInt(held[i])), &fp);
 		AddClass(state, &fp, HeldCount(held[i]));
 	}
-	if (stop)
-	{
-		state->memory -= (double) (sizeof(uint64) * slots);
-		pfree(held);
-		state->held_off = true;
-		state->held_bits = 0;
-	}
-	else
-	{
-		memset(held, 0, sizeof(uint64) * slots);
-		state->held = held;
-	}
+	/* its memory goes back to the classes; a later row starts a new table */
+	state->memory -= (double) (sizeof(uint64) * slots);
+	pfree(held);
+	state->held_off = stop;
+	state->held_bits = 0;
 	state->nheld = 0;
 }
 
@@ -1352,8 +1343,9 @@ GrowHeld(FreqState *state)
  * Count a row of a one-column QID of int4 or date (QidScalarArgument gave
  * value).  Rows are counted per value in a small table and fingerprinted once
  * per value when a reader needs them: such columns repeat values, and a
- * value costs less to count than a fingerprint.  Past 2^(MAX_HELD_BITS - 1)
- * values, or a quarter of the budget, rows are counted the usual way.
+ * value costs less to count than a fingerprint.  Past three quarters of
+ * 2^MAX_HELD_BITS values (98,304), or a quarter of the budget, rows are
+ * counted the usual way.
  */
 void
 FreqStateAddValue(FreqState *state, Datum value)
@@ -1396,7 +1388,7 @@ FreqStateAddValue(FreqState *state, Datum value)
 			return;
 		}
 	}
-	/* a new value: keep the table at most half full */
+	/* a new value: keep the table at most three quarters full */
 	if (unlikely(state->nheld + 1 > (int64) (mask + 1) / 4 * 3))
 	{
 		GrowHeld(state);
@@ -1448,6 +1440,7 @@ HasRuns(const FreqState *state)
 bool
 FreqStateSpilled(FreqState *state)
 {
+	FlushHeldRows(state);
 	if (HasRuns(state))
 		return true;
 	for (FreqState *attached = state->attached; attached != NULL;
@@ -1824,6 +1817,8 @@ FreqStateFree(FreqState *state)
 void
 FreqStateCounts(FreqState *state, FreqCounts *counts)
 {
+	/* held rows first: counting them may partition the state or spill it */
+	FlushHeldRows(state);
 	if (state->single == NULL)
 	{
 		DrainBuffers(state);
@@ -2127,7 +2122,7 @@ FreqStateSerialize(FreqState *state)
 		for (int p = 0; p < PARTITIONS; p++)
 			bound += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
 		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ + bound * MAX_ASCENDING_CLASS_BYTES;
-		one_pass = bound <= MaxAllocSize;
+		one_pass = bound < MAX_MESSAGE_BYTES;
 		if (one_pass)
 			writer.bytes = bound - (SERIALIZED_HEADER_BYTES + VARHDRSZ);
 		else
@@ -2143,18 +2138,21 @@ FreqStateSerialize(FreqState *state)
 		writer.seen.singletons = state->singletons;
 	}
 	bytes = SERIALIZED_HEADER_BYTES + VARHDRSZ + writer.bytes;
-	if (bytes > MaxAllocSize)
+	if (bytes >= MAX_MESSAGE_BYTES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("qidrisk frequency state too large to serialize"),
 				 errdetail("The state holds " INT64_FORMAT " classes, %.0f bytes serialized; "
 						   "one message holds at most %zu bytes.",
-						   writer.seen.classes, bytes, (Size) MaxAllocSize),
+						   writer.seen.classes, bytes, (Size) MAX_MESSAGE_BYTES),
 				 errhint("Disable parallel aggregation (max_parallel_workers_per_gather = 0) "
 						 "or aggregate fewer rows per group.")));
 
-	pq_begintypsend(&buf);
-	enlargeStringInfo(&buf, (int) bytes);
+	/* as pq_begintypsend, but exactly the room needed (and its terminating zero) */
+	buf.data = palloc((Size) bytes + 1);
+	buf.maxlen = (int) bytes + 1;
+	buf.len = VARHDRSZ;
+	buf.cursor = 0;
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendbyte(&buf, encoding);
 	counts_at = buf.len;
@@ -2183,6 +2181,9 @@ FreqStateSerialize(FreqState *state)
 			PatchInt64(buf.data + counts_at, writer.seen.rows);
 			PatchInt64(buf.data + counts_at + sizeof(int64), writer.seen.singletons);
 			PatchInt64(buf.data + classes_at, writer.seen.classes);
+			/* give back the room the longest encoding would have needed */
+			buf.data = repalloc(buf.data, buf.len + 1);
+			buf.maxlen = buf.len + 1;
 		}
 	}
 	else
