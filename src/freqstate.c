@@ -1339,18 +1339,10 @@ GrowHeld(FreqState *state)
 	pfree(old);
 }
 
-/*
- * Count a row of a one-column QID of int4 or date (QidScalarArgument gave
- * value).  Rows are counted per value in a small table and fingerprinted once
- * per value when a reader needs them: such columns repeat values, and a
- * value costs less to count than a fingerprint.  Past three quarters of
- * 2^MAX_HELD_BITS values (98,304), or a quarter of the budget, rows are
- * counted the usual way.
- */
-void
-FreqStateAddValue(FreqState *state, Datum value)
+/* Count a row of value key in the held table (or the usual way, see FreqStateAddValue) */
+static void
+CountHeldValue(FreqState *state, uint32 key)
 {
-	uint32		key = (uint32) DatumGetInt32(value);
 	uint64		mask;
 	uint64		slot;
 
@@ -1362,7 +1354,7 @@ FreqStateAddValue(FreqState *state, Datum value)
 		{
 			QidFingerprint fp;
 
-			QidFingerprintScalar(value, &fp);
+			QidFingerprintScalar(Int32GetDatum((int32) key), &fp);
 			AddClass(state, &fp, 1);
 			return;
 		}
@@ -1381,7 +1373,7 @@ FreqStateAddValue(FreqState *state, Datum value)
 			if (unlikely(HeldCount(held) == PG_UINT32_MAX))
 			{
 				FlushHeld(state, false);
-				FreqStateAddValue(state, value);
+				CountHeldValue(state, key);
 				return;
 			}
 			state->held[slot] = held + HELD_ONE;
@@ -1392,17 +1384,70 @@ FreqStateAddValue(FreqState *state, Datum value)
 	if (unlikely(state->nheld + 1 > (int64) (mask + 1) / 4 * 3))
 	{
 		GrowHeld(state);
-		FreqStateAddValue(state, value);
+		CountHeldValue(state, key);
 		return;
 	}
 	state->held[slot] = HELD_ONE | key;
 	state->nheld++;
 }
 
+/* Count the values waiting in the ring (FreqStateAddValue) */
+static void
+DrainHeldRing(FreqState *state)
+{
+	uint32		ring[FREQ_HELD_RING];
+	int			n = state->nring;
+
+	/* taken out first, as FlushPending does */
+	memcpy(ring, state->held_ring, n * sizeof(uint32));
+	state->nring = 0;
+	state->ring_head = 0;
+	for (int i = 0; i < n; i++)
+		CountHeldValue(state, ring[i]);
+}
+
+/*
+ * Count a row of a one-column QID of int4 or date (QidScalarArgument gave
+ * value).  Rows are counted per value in a small table and fingerprinted once
+ * per value when a reader needs them: such columns repeat values, and a
+ * value costs less to count than a fingerprint.  Past three quarters of
+ * 2^MAX_HELD_BITS values (98,304), or a quarter of the budget, rows are
+ * counted the usual way.  As PendRow does, each value waits in a ring of
+ * FREQ_HELD_RING while its slot is fetched.
+ */
+void
+FreqStateAddValue(FreqState *state, Datum value)
+{
+	uint32		key = (uint32) DatumGetInt32(value);
+	uint32		oldest;
+
+	if (unlikely(state->held == NULL))
+	{
+		if (state->nring > 0)
+			DrainHeldRing(state);
+		CountHeldValue(state, key);
+		return;
+	}
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(&state->held[HeldSlot(key, state->held_bits)]);
+#endif
+	if (state->nring < FREQ_HELD_RING)
+	{
+		state->held_ring[state->nring++] = key;
+		return;
+	}
+	oldest = state->held_ring[state->ring_head];
+	state->held_ring[state->ring_head] = key;
+	state->ring_head = (state->ring_head + 1) % FREQ_HELD_RING;
+	CountHeldValue(state, oldest);
+}
+
 /* Count every row held back: held values, then rows waiting for their buckets */
 static void
 FlushHeldRows(FreqState *state)
 {
+	if (state->nring > 0)
+		DrainHeldRing(state);
 	if (state->nheld > 0)
 		FlushHeld(state, false);
 	if (state->npending > 0)

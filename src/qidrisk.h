@@ -89,6 +89,9 @@ typedef struct FreqPartition FreqPartition;
 /* Rows a small state holds back while their hash buckets are fetched */
 #define FREQ_PENDING_ROWS 16
 
+/* Values held back while their slots in the held table are fetched */
+#define FREQ_HELD_RING 8
+
 typedef struct FreqState
 {
 	MemoryContext context;		/* where the hash tables live */
@@ -129,6 +132,9 @@ typedef struct FreqState
 	int			held_bits;		/* log2 of held's slots */
 	int64		nheld;			/* distinct values in held */
 	bool		held_off;		/* too many distinct values to hold */
+	int			nring;			/* values in held_ring, not yet in held */
+	int			ring_head;		/* the oldest of them, once the ring is full */
+	uint32		held_ring[FREQ_HELD_RING];
 	int			npending;		/* rows in pending, not yet in the table */
 	int			pending_head;	/* the oldest of them, once pending is full */
 	QidFingerprint pending[FREQ_PENDING_ROWS];
