@@ -24,6 +24,12 @@
  * states' arrays and every file run, partition by partition, so the answers
  * are exactly those of an unbounded state.  A partition with more runs than
  * the merge's fan-in first merges runs into longer runs.
+ *
+ * A state received from a parallel worker keeps its serialized (ascending)
+ * encoding and is merged straight from it; it is decoded into arrays only
+ * when something must change it.  A one-column int4 or date QID is counted
+ * per value in a small table first (FreqStateAddValue), each value being
+ * fingerprinted once when a reader needs the classes.
  */
 #include "postgres.h"
 
