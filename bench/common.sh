@@ -1,4 +1,4 @@
-# bench/common.sh - setup shared by bench/scale.sh, bench/spill.sh and bench/parallel.sh (sourced).
+# bench/common.sh - setup shared by the bench/ scripts (sourced).
 #
 # bench_check_rows NAME ROWS  exits unless ROWS is a positive row count
 # bench_database DB           creates DB when missing, exports PGDATABASE and
@@ -8,6 +8,9 @@
 #                             builds bench/population.sql's deterministic table
 #                             TAB with ROWS rows unless an identical one exists
 #                             (its comment records the generator's checksum)
+# bench_population_current TAB SIGNATURE
+#                             succeeds when TAB's comment is SIGNATURE and it
+#                             holds rows (bench/run.sh uses it too)
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 
 bench_check_rows() {
@@ -26,16 +29,16 @@ bench_database() {
 		-c "DROP EXTENSION IF EXISTS qidrisk CASCADE" -c "CREATE EXTENSION qidrisk"
 }
 
+bench_population_current() {
+	[ "$("${PSQL[@]}" -At -c "SELECT obj_description(to_regclass('$1'), 'pg_class')")" = "$2" ] &&
+		# an unlogged table comes back empty after a crash or an immediate shutdown
+		[ "$("${PSQL[@]}" -At -c "SELECT EXISTS (SELECT FROM $1)")" = t ]
+}
+
 bench_population() {
-	local signature existing
+	local signature
 	signature="qidrisk bench population rows=$3 generator=$(md5sum bench/population.sql | cut -c1-32)"
-	existing=$("${PSQL[@]}" -At -c "SELECT obj_description(to_regclass('$2'), 'pg_class')")
-	# an unlogged table comes back empty after a crash or an immediate shutdown
-	if [ "$existing" = "$signature" ] &&
-		[ "$("${PSQL[@]}" -At -c "SELECT EXISTS (SELECT FROM $2)")" != t ]; then
-		existing=""
-	fi
-	if [ "$existing" != "$signature" ]; then
+	if ! bench_population_current "$2" "$signature"; then
 		echo "$1: generating $2"
 		"${PSQL[@]}" -v tab="$2" -v rows="$3" -c "SET client_min_messages = warning" \
 			-f bench/population.sql

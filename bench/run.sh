@@ -77,7 +77,7 @@ OUT="bench/results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 echo "bench: results in $OUT"
 
-PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+. bench/common.sh
 
 # --- database and extension ------------------------------------------------
 if [ "$("${PSQL[@]}" -At -d "${PGDATABASE:-postgres}" \
@@ -155,13 +155,7 @@ for rows in "$@"; do
 
 	# --- population table (reused when built by this very generator) ---
 	signature="qidrisk bench population rows=$rows generator=$GENERATOR_SIGNATURE"
-	existing=$("${PSQL[@]}" -At -c "SELECT obj_description(to_regclass('$tab'), 'pg_class')")
-	# an unlogged table comes back empty after a crash or an immediate shutdown
-	if [ "$existing" = "$signature" ] &&
-		[ "$("${PSQL[@]}" -At -c "SELECT EXISTS (SELECT FROM $tab)")" != t ]; then
-		existing=""
-	fi
-	if [ "${BENCH_REBUILD:-0}" = 1 ] || [ "$existing" != "$signature" ]; then
+	if [ "${BENCH_REBUILD:-0}" = 1 ] || ! bench_population_current "$tab" "$signature"; then
 		echo "bench: generating $tab"
 		start=$(date +%s.%N)
 		"${PSQL[@]}" -v tab="$tab" -v rows="$rows" \

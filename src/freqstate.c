@@ -325,53 +325,22 @@ GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed)
  * error) through ReleaseMappings.
  */
 static Size
-PageRound(Size bytes)
+MappedBytes(int64 capacity)
 {
 	Size		page = (Size) sysconf(_SC_PAGESIZE);
 
-	return (Max(bytes, 1) + page - 1) / page * page;
-}
-
-static Size
-MappedBytes(int64 capacity)
-{
-	return PageRound((Size) capacity * sizeof(CountedClass));
-}
-
-/* Map new_bytes of anonymous memory, or grow the mapping old of old_bytes */
-static void *
-MapMemory(void *old, Size old_bytes, Size new_bytes)
-{
-	void	   *mapping;
-
-	if (old == NULL)
-		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
-					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	else
-		mapping = mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE);
-	if (mapping == MAP_FAILED)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
-						   new_bytes)));
-#ifdef MADV_HUGEPAGE
-	/* large mappings fault in 2 MB at a time where the kernel allows it */
-	if (new_bytes >= 4 * 1024 * 1024)
-		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
-#endif
-	return mapping;
+	return ((Size) capacity * sizeof(CountedClass) + page - 1) / page * page;
 }
 
 /* Free a received state's copy of its encoded classes (if it has one) */
 static void
-ReleaseEncoded(FreqState *state, bool resetting)
+ReleaseEncoded(FreqState *state)
 {
-	/* not pfree'd on a context reset: the context frees it itself */
-	if (state->encoded_copy && !resetting)
-		pfree(state->encoded);
 	if (state->encoded_copy)
+	{
+		pfree(state->encoded);
 		state->memory -= (double) state->encoded_bytes;
+	}
 	state->encoded = NULL;
 	state->encoded_bytes = 0;
 	state->encoded_copy = false;
@@ -397,7 +366,22 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 		new_bytes = Max(MappedBytes(needed), old_bytes);
 	if (state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
 		ReportBudgetExceeded(state, state->classes, state->memory + (double) (new_bytes - old_bytes));
-	mapping = MapMemory(partition->classes, old_bytes, new_bytes);
+	if (partition->classes == NULL)
+		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	else
+		mapping = mremap(partition->classes, old_bytes, new_bytes, MREMAP_MAYMOVE);
+	if (mapping == MAP_FAILED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
+						   new_bytes)));
+#ifdef MADV_HUGEPAGE
+	/* large arrays fault in 2 MB at a time where the kernel allows it */
+	if (new_bytes >= 4 * 1024 * 1024)
+		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
+#endif
 	partition->classes = mapping;
 	partition->capacity = (int64) (new_bytes / sizeof(CountedClass));
 	state->memory += (double) (new_bytes - old_bytes);
@@ -433,7 +417,6 @@ ReleaseMappings(void *arg)
 		if (close_files)
 			BufFileClose(state->adopted_files[i]);
 	state->nadopted = 0;
-	ReleaseEncoded(state, true);
 }
 
 /* The partition's temporary file, created (in the state's context) on first use */
@@ -1318,6 +1301,7 @@ GrowHeld(FreqState *state)
 {
 	uint64	   *old = state->held;
 	int			old_bits = state->held_bits;
+	uint64		mask;
 
 	if (old_bits >= MAX_HELD_BITS ||
 		state->memory + (double) (sizeof(uint64) << old_bits) > (double) state->budget / 4)
@@ -1328,9 +1312,9 @@ GrowHeld(FreqState *state)
 	/* the old table stays until its values have moved */
 	state->held = NULL;
 	AllocateHeld(state, old_bits + 1);
+	mask = (UINT64CONST(1) << state->held_bits) - 1;
 	for (uint64 i = 0; i < (UINT64CONST(1) << old_bits); i++)
 	{
-		uint64		mask = (UINT64CONST(1) << state->held_bits) - 1;
 		uint64		slot;
 
 		if (old[i] == 0)
@@ -1842,7 +1826,7 @@ FreqStateFree(FreqState *state)
 		state->attached = attached->next_attached;
 		FreqStateFree(attached);
 	}
-	ReleaseEncoded(state, false);
+	ReleaseEncoded(state);
 	if (state->held != NULL)
 	{
 		state->memory -= (double) (sizeof(uint64) << state->held_bits);
@@ -2358,7 +2342,7 @@ DecodePartitions(FreqState *state)
 	state->rows = in_memory.rows;
 	state->classes = in_memory.classes;
 	state->singletons = in_memory.singletons;
-	ReleaseEncoded(state, false);
+	ReleaseEncoded(state);
 	state->streamed = false;
 }
 
