@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "lib/ilist.h"
 #include "commands/tablespace.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
@@ -96,6 +97,14 @@
  */
 #define ENCODING_FIXED 0
 #define ENCODING_ASCENDING 1
+
+/*
+ * A parallel leader's own partial state stays where it is: the message only
+ * names it (FreqStateLend), by the leader's process id and a number drawn
+ * for it, and the finalize in the same process takes it back.
+ */
+#define ENCODING_LENT 2
+#define LENT_MESSAGE_BYTES (2 + sizeof(int32) + sizeof(uint64))
 
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
@@ -1020,6 +1029,7 @@ BufferClass(FreqState *state, const QidFingerprint *fp, int64 count)
 	partition->buffer[partition->nbuffered].count = count;
 	partition->nbuffered++;
 	state->unsettled = true;
+	state->buffers_sorted = false;
 }
 
 /* Order classes by fingerprint (qsort comparator) */
@@ -1555,6 +1565,26 @@ MergeIntoPartition(FreqState *state, FreqPartition *partition,
 }
 
 /*
+ * Merge the arrays of a partitioned state (decoded, its buffers drained or
+ * sorted) into another's, partition by partition, without changing it: a
+ * lent state may be read by other aggregates still.
+ */
+static void
+MergePartitionsOf(FreqState *into, const FreqState *from)
+{
+	Assert(from->encoded == NULL && (from->buffers_sorted || !from->unsettled));
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		const FreqPartition *partition = &from->parts[p];
+
+		CHECK_FOR_INTERRUPTS();
+		MergeIntoPartition(into, &into->parts[p], partition->classes, partition->nclasses);
+		if (from->unsettled && partition->nbuffered > 0)
+			MergeIntoPartition(into, &into->parts[p], partition->buffer, partition->nbuffered);
+	}
+}
+
+/*
  * Combining partitioned states that are ours to keep (deserialized ones)
  * only attaches them; the final function then reads all of them in one
  * streaming merge, and no merged copy of the classes is ever written.  Any
@@ -1586,13 +1616,9 @@ MaterializeAttached(FreqState *state)
 		double		attached_memory = attached->memory;
 
 		DecodePartitions(attached);
-		for (int p = 0; p < PARTITIONS; p++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			MergeIntoPartition(state, &state->parts[p], attached->parts[p].classes,
-							   attached->parts[p].nclasses);
-		}
-		AdoptRuns(state, attached);
+		MergePartitionsOf(state, attached);
+		if (!attached->lent)
+			AdoptRuns(state, attached);
 		state->attached = attached->next_attached;
 		state->attached_memory -= attached_memory;
 		attached->next_attached = NULL;
@@ -1615,17 +1641,22 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 	int			narrays = 1;
 
 	DrainBuffers(state);
+	/* a lent state's sorted buffers are read as arrays of their own */
 	for (FreqState *source = state->attached; source != NULL; source = source->next_attached)
-		narrays++;
+	{
+		Assert(source->buffers_sorted || !source->unsettled);
+		narrays += source->unsettled ? 2 : 1;
+	}
 	if (narrays >= MergeFanIn(state))
 	{
 		/* too many to stream: merge them in for good */
 		MaterializeAttached(state);
 		narrays = 1;
 	}
-	/* attached states are private copies in our context: their runs become ours */
+	/* received states are private copies in our context: their runs become ours */
 	for (FreqState *source = state->attached; source != NULL; source = source->next_attached)
-		AdoptRuns(state, source);
+		if (!source->lent)
+			AdoptRuns(state, source);
 
 	for (int p = 0; p < PARTITIONS; p++)
 	{
@@ -1639,7 +1670,12 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 		OpenPartitionSource(&sources[nsources++], partition);
 		for (FreqState *source = state->attached; source != NULL;
 			 source = source->next_attached)
+		{
 			OpenPartitionSource(&sources[nsources++], &source->parts[p]);
+			if (source->unsettled)
+				OpenArraySource(&sources[nsources++], source->parts[p].buffer,
+								source->parts[p].nbuffered);
+		}
 		for (int i = 0; i < partition->nruns; i++)
 			OpenRunSource(&sources[nsources++], &partition->runs[i]);
 		MergeSources(sources, nsources, &counts, visit, arg);
@@ -1785,24 +1821,22 @@ void
 FreqStateMerge(FreqState *into, FreqState *from)
 {
 	FreqStateSettle(into);
-	FreqStateSettle(from);
+	/* a lent state is only read: its sorted buffers are merged as they are */
+	if (!from->lent)
+		FreqStateSettle(from);
 	DecodePartitions(from);
 
 	MergeAggParameter(&into->has_param, &into->param, from->has_param, from->param);
 
 	if (into->single != NULL && !into->windowed &&
-		(into->classes + from->classes > PARTITION_AFTER_CLASSES || HasRuns(from)))
+		(into->classes + from->classes > PARTITION_AFTER_CLASSES || HasRuns(from) ||
+		 from->lent))
 		Partition(into);
 
 	if (into->single == NULL && from->single == NULL)
 	{
 		/* both partitioned: merge the sorted arrays, partition by partition */
-		for (int p = 0; p < PARTITIONS; p++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			MergeIntoPartition(into, &into->parts[p], from->parts[p].classes,
-							   from->parts[p].nclasses);
-		}
+		MergePartitionsOf(into, from);
 		/* and the runs: taken over from a private copy, copied from anything else */
 		if (from->private_copy && from->context == into->context)
 			AdoptRuns(into, from);
@@ -1812,6 +1846,7 @@ FreqStateMerge(FreqState *into, FreqState *from)
 		into->streamed = false;
 		return;
 	}
+	Assert(!from->lent);
 	ForEachClass(from, MergeClass, into);
 }
 
@@ -1819,6 +1854,9 @@ FreqStateMerge(FreqState *into, FreqState *from)
 void
 FreqStateFree(FreqState *state)
 {
+	/* a lent state's memory is its partial node's, freed with that node's context */
+	if (state->lent)
+		return;
 	while (state->attached != NULL)
 	{
 		FreqState  *attached = state->attached;
@@ -1890,7 +1928,8 @@ FreqStateClasses(FreqState *state)
 int64
 FreqStateSizeHint(FreqState *state)
 {
-	if (FreqStateSpilled(state))
+	/* a lent state is large, and counting it would merge its buffers */
+	if (state->lent || FreqStateSpilled(state))
 		return PARTITION_AFTER_CLASSES + 1;
 	return FreqStateClasses(state);
 }
@@ -2047,6 +2086,7 @@ SortBuffersInPlace(FreqState *state)
 		memcpy(partition->buffer, run, nrun * sizeof(CountedClass));
 		partition->nbuffered = nrun;
 	}
+	state->buffers_sorted = true;
 }
 
 /*
@@ -2234,6 +2274,119 @@ CorruptState(const char *detail)
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 			 errmsg("invalid qidrisk frequency state"),
 			 errdetail("%s", detail)));
+}
+
+/*
+ * The states this process has lent and not yet taken back.  Each entry lives
+ * in the lent state's own memory context and leaves the list when that
+ * context is reset, so the list never names freed memory.
+ */
+typedef struct LentState
+{
+	dlist_node	node;
+	uint64		id;
+	FreqState  *state;
+	MemoryContextCallback forget;
+} LentState;
+
+static dlist_head lent_states = DLIST_STATIC_INIT(lent_states);
+static uint64 next_lent_id = 0;
+
+/* Memory context reset callback: the lent state is gone, forget it */
+static void
+ForgetLentState(void *arg)
+{
+	LentState  *entry = (LentState *) arg;
+
+	if (entry->state != NULL)
+		dlist_delete(&entry->node);
+	entry->state = NULL;
+}
+
+/*
+ * Lend a parallel leader's own partial state to the finalize aggregate of
+ * the same process instead of serializing it: the message names the state,
+ * which stays in its memory context, its buffers sorted so that the final
+ * merge reads them as they are.  The caller guarantees that the message
+ * goes nowhere but into FreqStateDeserialize in this process, while the
+ * partial aggregate's context lives (see qidrisk_freq_serialize).  States
+ * that are small, spilled or hold received states are serialized as usual.
+ */
+bytea *
+FreqStateLend(FreqState *state)
+{
+	LentState  *entry;
+	StringInfoData buf;
+
+	FlushHeldRows(state);
+	if (state->single != NULL || state->windowed || state->attached != NULL ||
+		state->encoded != NULL || HasRuns(state))
+		return FreqStateSerialize(state);
+	/* a state shared by several aggregates is lent once for each */
+	if (!state->buffers_sorted)
+		SortBuffersInPlace(state);
+	/* sorting may have spilled */
+	if (HasRuns(state))
+		return FreqStateSerialize(state);
+
+	/* ids start at a random point, so that no other process's message matches */
+	if (next_lent_id == 0 && !pg_strong_random(&next_lent_id, sizeof(next_lent_id)))
+		next_lent_id = ((uint64) MyProcPid << 32) ^ (uint64) MyStartTime;
+	entry = MemoryContextAlloc(state->context, sizeof(LentState));
+	entry->id = ++next_lent_id;
+	entry->state = state;
+	entry->forget.func = ForgetLentState;
+	entry->forget.arg = entry;
+	MemoryContextRegisterResetCallback(state->context, &entry->forget);
+	dlist_push_tail(&lent_states, &entry->node);
+	elog(DEBUG1, "qidrisk: the parallel leader keeps its own partial state");
+
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
+	pq_sendbyte(&buf, ENCODING_LENT);
+	pq_sendint32(&buf, MyProcPid);
+	pq_sendint64(&buf, (int64) entry->id);
+	return pq_endtypsend(&buf);
+}
+
+/*
+ * Take back a state lent by this process (FreqStateLend), once: as a view in
+ * context, a copy of the state's struct sharing its arrays, so that each
+ * aggregate it was lent to links it into its own list of attached states.
+ * Views are only read (MergePartitionsOf, StreamClasses) and never freed.
+ */
+static FreqState *
+ReclaimLentState(MemoryContext context, StringInfo buf)
+{
+	int32		pid;
+	uint64		id;
+	dlist_mutable_iter iter;
+
+	if (buf->len != (int) LENT_MESSAGE_BYTES)
+		CorruptState("The lent state's message has the wrong length.");
+	pid = pq_getmsgint(buf, sizeof(int32));
+	id = (uint64) pq_getmsgint64(buf);
+	if (pid != MyProcPid)
+		CorruptState("The state was lent by another process.");
+	dlist_foreach_modify(iter, &lent_states)
+	{
+		LentState  *entry = dlist_container(LentState, node, iter.cur);
+		FreqState  *view;
+
+		if (entry->id != id)
+			continue;
+		view = MemoryContextAlloc(context, sizeof(FreqState));
+		memcpy(view, entry->state, sizeof(FreqState));
+		view->lent = true;
+		view->private_copy = false;
+		view->attached = NULL;
+		view->next_attached = NULL;
+		dlist_delete(&entry->node);
+		entry->state = NULL;
+		return view;
+	}
+	CorruptState("The lent state is no longer available.");
+	return NULL;				/* keep the compiler quiet */
 }
 
 /* Decode the next class of an ascending stream; false if the stream is truncated */
@@ -2462,14 +2615,18 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	buf.maxlen = buf.len;
 	buf.cursor = 0;
 
-	if (buf.len < (int) SERIALIZED_HEADER_BYTES)
+	if (buf.len < 2)
 		CorruptState("The state is shorter than its header.");
 	version = pq_getmsgbyte(&buf);
 	if (version != QIDRISK_STATE_FORMAT_VERSION)
 		CorruptState("The state was written in an unknown format version.");
 	encoding = pq_getmsgbyte(&buf);
+	if (encoding == ENCODING_LENT)
+		return ReclaimLentState(context, &buf);
 	if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
 		CorruptState("The state's classes are in an unknown encoding.");
+	if (buf.len < (int) SERIALIZED_HEADER_BYTES)
+		CorruptState("The state is shorter than its header.");
 	rows = pq_getmsgint64(&buf);
 	singletons = pq_getmsgint64(&buf);
 	has_param = pq_getmsgbyte(&buf);

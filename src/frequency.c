@@ -9,8 +9,11 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "nodes/execnodes.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -169,13 +172,17 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 	{
 		if (adoptable)
 			PG_RETURN_POINTER(from);
+		/* a lent state stays its partial node's: read it from a state of ours */
 		into = FreqStateCreate(aggcontext, (Size) FreqStateSizeHint(from));
-		FreqStateMerge(into, from);
-		PG_RETURN_POINTER(into);
+		if (!from->lent)
+		{
+			FreqStateMerge(into, from);
+			PG_RETURN_POINTER(into);
+		}
 	}
 
 	/* large partitioned states: attach now, merge while streaming at the end */
-	if (adoptable && into->single == NULL && from->single == NULL &&
+	if ((adoptable || from->lent) && into->single == NULL && from->single == NULL &&
 		from->attached == NULL && FreqStateAttach(into, from))
 		PG_RETURN_POINTER(into);
 
@@ -194,12 +201,36 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(into);
 }
 
+/*
+ * Whether a partial state may be lent instead of serialized: only a
+ * parallel leader's own ungrouped partial aggregate, whose one output row
+ * goes to the finalize aggregate in this same process (through Gather) and
+ * is taken back there before the partial aggregate's context is reset.  A
+ * worker's state must travel, and so must any other caller's (Citus calls
+ * the serialization function from an aggregate of its own, whose split is
+ * not a partial one).
+ */
+static bool
+LeaderKeepsPartialState(FunctionCallInfo fcinfo)
+{
+	AggState   *aggstate;
+
+	if (!IsInParallelMode() || IsParallelWorker() ||
+		fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return false;
+	aggstate = (AggState *) fcinfo->context;
+	return aggstate->aggsplit == AGGSPLIT_INITIAL_SERIAL &&
+		aggstate->aggstrategy == AGG_PLAIN;
+}
+
 Datum
 qidrisk_freq_serialize(PG_FUNCTION_ARGS)
 {
 	FreqState  *state = (FreqState *) PG_GETARG_POINTER(0);
 
 	(void) AggregateContext(fcinfo);
+	if (LeaderKeepsPartialState(fcinfo))
+		PG_RETURN_BYTEA_P(FreqStateLend(state));
 	PG_RETURN_BYTEA_P(FreqStateSerialize(state));
 }
 

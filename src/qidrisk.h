@@ -115,6 +115,10 @@ typedef struct FreqState
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
 	bool		private_copy;	/* made by deserialization, owned by context */
+	bool		lent;			/* a view of a state this process lent
+								 * (FreqStateLend): shares its arrays, which
+								 * belong to the partial aggregate; only read */
+	bool		buffers_sorted; /* each partition buffer is sorted and summed */
 	int64		rows;			/* rows counted so far */
 	int64		classes;		/* distinct fingerprints */
 	int64		singletons;		/* classes of size 1 */
@@ -162,6 +166,7 @@ extern int64 FreqStateSizeHint(FreqState *state);
 extern bool FreqStateSpilled(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
+extern bytea *FreqStateLend(FreqState *state);
 
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);

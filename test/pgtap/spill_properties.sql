@@ -13,9 +13,9 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 -- 3 seeds x 3 modes x 6 subsets x 3 checks, plus 3 plan checks, the window
--- and spill-off errors, received states (a plan check and 4 budgets), and the
--- temporary directory
-SELECT plan(3 * 3 * 6 * 3 + 3 + 4 + 5 + 1);
+-- and spill-off errors, received states (a plan check and 4 budgets), lent
+-- states (4), and the temporary directory
+SELECT plan(3 * 3 * 6 * 3 + 3 + 4 + 5 + 4 + 1);
 
 -- A random table: a many-valued integer (so that states spill), heavy ties and
 -- about 10% NULLs in the other columns, and a hash-partitioned copy
@@ -225,6 +225,25 @@ SET LOCAL qidrisk.max_state_memory = '600kB';
 SELECT is(pg_temp.received_figures(), figures, 'received states, 600kB: = GROUP BY')
 FROM received_reference;
 RESET qidrisk.max_state_memory;
+
+-- The leader's own partial state is lent to its finalize instead of being
+-- serialized, once for each of the three aggregates sharing it: beside the
+-- workers' states at 8MB, where attaching it would pass the budget so it is
+-- merged in (and left as it is for the other aggregates), and alone, when no
+-- worker may start, at the default budget and at 16MB
+SET LOCAL qidrisk.max_state_memory = '8MB';
+SELECT is(pg_temp.received_figures(), figures, 'lent and received states, 8MB: = GROUP BY')
+FROM received_reference;
+SET LOCAL max_parallel_workers = 0;
+SELECT is(pg_temp.received_figures(), figures, 'the leader alone, 8MB: = GROUP BY')
+FROM received_reference;
+SET LOCAL qidrisk.max_state_memory = '16MB';
+SELECT is(pg_temp.received_figures(), figures, 'the leader alone, its state lent, 16MB: = GROUP BY')
+FROM received_reference;
+RESET qidrisk.max_state_memory;
+SELECT is(pg_temp.received_figures(), figures, 'the leader alone, its state lent: = GROUP BY')
+FROM received_reference;
+RESET max_parallel_workers;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

@@ -94,3 +94,18 @@ SELECT singleton_count(birth_year, sex, zip) FROM pop;
 RESET qidrisk.spill;
 RESET qidrisk.max_state_memory;
 SELECT singleton_count(birth_year, sex, zip) = s.singletons AS equal FROM pop, serial_answers s GROUP BY s.singletons;
+
+-- The leader's own partial state is lent to the finalize aggregate in the
+-- same process instead of being serialized, once for each aggregate sharing
+-- it.  With no worker allowed to start, the leader runs the whole partial
+-- plan, so this happens every time.
+SET parallel_leader_participation = on;
+SET max_parallel_workers = 0;
+EXPLAIN (COSTS OFF)
+SELECT singleton_count(birth_year, sex, zip), class_count(birth_year, sex, zip) FROM pop;
+SET client_min_messages = debug1;
+SELECT l.singletons = s.singletons AS singletons_equal, l.classes = s.classes AS classes_equal
+FROM (SELECT singleton_count(birth_year, sex, zip) AS singletons,
+		class_count(birth_year, sex, zip) AS classes FROM pop) l, serial_answers s;
+RESET client_min_messages;
+RESET max_parallel_workers;
