@@ -27,7 +27,9 @@
  *
  * A state received from a parallel worker keeps its serialized (ascending)
  * encoding and is merged straight from it; it is decoded into arrays only
- * when something must change it.  A one-column int4 or date QID is counted
+ * when something must change it.  A parallel leader's own partial state is
+ * not serialized at all but lent to the finalize in the same process, which
+ * reads it in place (FreqStateLend).  A one-column int4 or date QID is counted
  * per value in a small table first (FreqStateAddValue), each value being
  * fingerprinted once when a reader needs the classes.
  */
