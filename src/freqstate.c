@@ -703,26 +703,38 @@ CloseSource(MergeSource *source)
 }
 
 /*
- * Merge sorted, duplicate-free sources into one ascending stream: count each
- * fingerprint's class into counts (if not NULL) and call visit (if not NULL)
- * with its sizes summed over the sources.  Exhausted sources leave the list,
- * so the loops only see live ones.
+ * Merge sorted, duplicate-free sources (at most MERGE_FANIN) into one
+ * ascending stream: count each fingerprint's class into counts (if not
+ * NULL) and call visit (if not NULL) with its sizes summed over the sources.
+ * Exhausted sources leave the list, so the loops only see live ones, and
+ * the live sources' positions and the counters are locals the compiler can
+ * keep in registers (PostgreSQL compiles with -fno-strict-aliasing).
  */
 static void
 MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 			 ClassVisitor visit, void *arg)
 {
-	MergeSource **live = palloc(Max(nsources, 1) * sizeof(MergeSource *));
+	MergeSource *live[MERGE_FANIN];
+	const CountedClass *at[MERGE_FANIN];
+	const CountedClass *end[MERGE_FANIN];
 	int			nlive = 0;
 	uint64		emitted = 0;
+	FreqCounts	seen = {0, 0, 0};
 
+	if (nsources > MERGE_FANIN)
+		elog(ERROR, "qidrisk: a merge of %d inputs, more than %d", nsources, MERGE_FANIN);
 	for (int i = 0; i < nsources; i++)
 		if (sources[i].at < sources[i].end)
-			live[nlive++] = &sources[i];
+		{
+			live[nlive] = &sources[i];
+			at[nlive] = sources[i].at;
+			end[nlive] = sources[i].end;
+			nlive++;
+		}
 	while (nlive > 0)
 	{
 		/* a copy: a refill below overwrites the chunk the key came from */
-		QidFingerprint key = live[0]->at->key;
+		QidFingerprint key = at[0]->key;
 		int64		count = 0;
 
 		if ((++emitted & INTERRUPT_CHECK_MASK) == 0)
@@ -730,7 +742,7 @@ MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 		/* which source is smallest is random: select without branching */
 		for (int i = 1; i < nlive; i++)
 		{
-			const QidFingerprint *candidate = &live[i]->at->key;
+			const QidFingerprint *candidate = &at[i]->key;
 			uint64		less = (uint64) (candidate->hi < key.hi) |
 				((uint64) (candidate->hi == key.hi) & (uint64) (candidate->lo < key.lo));
 			uint64		mask = -less;
@@ -740,25 +752,36 @@ MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 		}
 		for (int i = 0; i < nlive; i++)
 		{
-			MergeSource *source = live[i];
-			uint64		equal = (uint64) (source->at->key.hi == key.hi) &
-				(uint64) (source->at->key.lo == key.lo);
+			uint64		equal = (uint64) (at[i]->key.hi == key.hi) &
+				(uint64) (at[i]->key.lo == key.lo);
 
-			count += source->at->count & -(int64) equal;
-			source->at += equal;
-			if (likely(source->at < source->end))
+			count += at[i]->count & -(int64) equal;
+			at[i] += equal;
+			if (likely(at[i] < end[i]))
 				continue;
-			if (source->left > 0)
-				RefillSource(source);
-			else
-				live[i--] = live[--nlive];
+			if (live[i]->left > 0)
+			{
+				RefillSource(live[i]);
+				at[i] = live[i]->at;
+				end[i] = live[i]->end;
+				continue;
+			}
+			nlive--;
+			live[i] = live[nlive];
+			at[i] = at[nlive];
+			end[i] = end[nlive];
+			i--;
 		}
-		if (counts != NULL)
-			CountClassInto(counts, count);
+		CountClassInto(&seen, count);
 		if (visit != NULL)
 			visit(&key, count, arg);
 	}
-	pfree(live);
+	if (counts != NULL)
+	{
+		counts->rows += seen.rows;
+		counts->classes += seen.classes;
+		counts->singletons += seen.singletons;
+	}
 }
 
 /*
