@@ -1597,7 +1597,8 @@ MergeIntoPartition(FreqState *state, FreqPartition *partition,
 static void
 MergePartitionsOf(FreqState *into, const FreqState *from)
 {
-	Assert(from->encoded == NULL && (from->buffers_sorted || !from->unsettled));
+	if (from->encoded != NULL || (from->unsettled && !from->buffers_sorted))
+		elog(ERROR, "qidrisk: merging a frequency state whose classes are not sorted");
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		const FreqPartition *partition = &from->parts[p];
@@ -1669,7 +1670,8 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 	/* a lent state's sorted buffers are read as arrays of their own */
 	for (FreqState *source = state->attached; source != NULL; source = source->next_attached)
 	{
-		Assert(source->buffers_sorted || !source->unsettled);
+		if (source->unsettled && !source->buffers_sorted)
+			elog(ERROR, "qidrisk: streaming an attached frequency state whose buffers are not sorted");
 		narrays += source->unsettled ? 2 : 1;
 	}
 	if (narrays >= MergeFanIn(state))
@@ -1871,7 +1873,9 @@ FreqStateMerge(FreqState *into, FreqState *from)
 		into->streamed = false;
 		return;
 	}
-	Assert(!from->lent);
+	/* ForEachClass would drain a lent state's shared buffers */
+	if (from->lent)
+		elog(ERROR, "qidrisk: a lent frequency state cannot be merged into a small state");
 	ForEachClass(from, MergeClass, into);
 }
 

@@ -10,7 +10,6 @@
 
 #include "access/htup_details.h"
 #include "access/parallel.h"
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "nodes/execnodes.h"
@@ -202,24 +201,28 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 }
 
 /*
- * Whether a partial state may be lent instead of serialized: only a
- * parallel leader's own ungrouped partial aggregate, whose one output row
- * goes to the finalize aggregate in this same process (through Gather) and
- * is taken back there before the partial aggregate's context is reset.  A
- * worker's state must travel, and so must any other caller's (Citus calls
- * the serialization function from an aggregate of its own, whose split is
- * not a partial one).
+ * Whether a partial state may be lent instead of serialized: only that of
+ * an ungrouped partial aggregate that a parallel leader runs beneath its
+ * Gather (the query's shared memory area is installed exactly then), whose
+ * one output row goes up through the Gather to the finalize aggregate in
+ * this same process and is taken back there before the partial aggregate's
+ * context is reset.  A worker's state must travel, and so must any other
+ * caller's: Citus calls the serialization function from an aggregate of its
+ * own, whose split is not a partial one, and a partial aggregate above a
+ * Gather (which PostgreSQL does not plan) would not see the area.  Should a
+ * lent state's message still reach another process or query, taking it back
+ * fails with an error, never with a wrong answer.
  */
 static bool
 LeaderKeepsPartialState(FunctionCallInfo fcinfo)
 {
 	AggState   *aggstate;
 
-	if (!IsInParallelMode() || IsParallelWorker() ||
-		fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+	if (IsParallelWorker() || fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
 		return false;
 	aggstate = (AggState *) fcinfo->context;
-	return aggstate->aggsplit == AGGSPLIT_INITIAL_SERIAL &&
+	return aggstate->ss.ps.state->es_query_dsa != NULL &&
+		aggstate->aggsplit == AGGSPLIT_INITIAL_SERIAL &&
 		aggstate->aggstrategy == AGG_PLAIN;
 }
 
