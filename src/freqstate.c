@@ -37,6 +37,7 @@
 
 #include <math.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "access/xact.h"
@@ -47,6 +48,7 @@
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 #include "storage/buffile.h"
+#include "storage/dsm_impl.h"
 
 #include "qidrisk.h"
 
@@ -107,6 +109,17 @@
  */
 #define ENCODING_LENT 2
 #define LENT_MESSAGE_BYTES (2 + sizeof(int32) + sizeof(uint64))
+
+/*
+ * A parallel worker's large state goes to the leader through the query's
+ * shared memory area instead of the tuple queue (FreqStateShare): the
+ * message says where the serialized state lies and how long it is.
+ */
+#define ENCODING_SHARED 3
+#define SHARED_MESSAGE_BYTES (2 + 2 * sizeof(uint64))
+
+/* Serialized states at least this long travel through shared memory */
+#define SHARE_FROM_BYTES (1024 * 1024)
 
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
@@ -2537,7 +2550,8 @@ DecodePartitions(FreqState *state)
  * partitioned adds the classes.
  */
 static void
-DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows)
+DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows,
+					 bool durable)
 {
 	const char *start = buf->data + buf->cursor;
 	const char *end = buf->data + buf->len;
@@ -2597,9 +2611,12 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 		return;
 	}
 
-	/* keep the encoding if it fits; decode it now (from the message) if not */
+	/*
+	 * Keep the encoding: where it is, in a message that outlives the state;
+	 * as a copy, if that fits the budget; otherwise decode it now
+	 */
 	state->encoded_bytes = end - start;
-	state->encoded_copy =
+	state->encoded_copy = !durable &&
 		state->memory + (double) state->encoded_bytes <= (double) state->budget;
 	if (state->encoded_copy)
 	{
@@ -2619,13 +2636,17 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	state->rows = seen.rows;
 	state->classes = seen.classes;
 	state->singletons = seen.singletons;
-	if (!state->encoded_copy)
+	if (!durable && !state->encoded_copy)
 		DecodePartitions(state);
 }
 
-/* Rebuild a state from FreqStateSerialize's output, validating everything */
-FreqState *
-FreqStateDeserialize(MemoryContext context, bytea *bytes)
+/*
+ * Rebuild a state from FreqStateSerialize's output, validating everything.
+ * A durable message outlives the state, which then reads its classes from
+ * the message instead of a copy.
+ */
+static FreqState *
+DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 {
 	StringInfoData buf;
 	FreqState  *state;
@@ -2652,6 +2673,8 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	encoding = pq_getmsgbyte(&buf);
 	if (encoding == ENCODING_LENT)
 		return ReclaimLentState(context, &buf);
+	if (encoding == ENCODING_SHARED)
+		CorruptState("The state lies in shared memory that this aggregate cannot reach.");
 	if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
 		CorruptState("The state's classes are in an unknown encoding.");
 	if (buf.len < (int) SERIALIZED_HEADER_BYTES)
@@ -2676,7 +2699,7 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	state->param = param;
 	memset(&spilled, 0, sizeof(spilled));
 	if (encoding == ENCODING_ASCENDING)
-		DeserializeAscending(state, &buf, nclasses, rows);
+		DeserializeAscending(state, &buf, nclasses, rows, durable);
 	for (int64 i = 0; encoding == ENCODING_FIXED && i < nclasses; i++)
 	{
 		QidFingerprint fp;
@@ -2711,4 +2734,97 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 		state->classes + spilled.classes != nclasses)
 		CorruptState("The state's classes do not add up to its header.");
 	return state;
+}
+
+FreqState *
+FreqStateDeserialize(MemoryContext context, bytea *bytes)
+{
+	return DeserializeMessage(context, bytes, false);
+}
+
+/*
+ * Rebuild a state from a serialized state in the query's shared memory
+ * (FreqStateShare), which lives until the Gather that delivered it is shut
+ * down, after the finalize aggregate's last read: nothing is copied.
+ */
+FreqState *
+FreqStateDeserializeShared(MemoryContext context, bytea *bytes)
+{
+	return DeserializeMessage(context, bytes, true);
+}
+
+/*
+ * Whether there is room in /dev/shm, where POSIX shared memory lives on
+ * Linux, for length bytes twice over: a full /dev/shm (as in a container's
+ * default 64 MB) would make the allocation fail with an error, where the
+ * tuple queue still works.
+ */
+static bool
+SharedMemoryHasRoom(Size length)
+{
+	struct statvfs fs;
+
+	if (dynamic_shared_memory_type != DSM_IMPL_POSIX || statvfs("/dev/shm", &fs) != 0)
+		return dynamic_shared_memory_type != DSM_IMPL_POSIX;
+	return (double) fs.f_bavail * (double) fs.f_frsize >= 2.0 * (double) length;
+}
+
+/*
+ * Serialize a parallel worker's state into the query's shared memory area,
+ * where the leader reads it in place (FreqStateDeserializeShared), and
+ * return a message saying where it is; a state under SHARE_FROM_BYTES, or
+ * one the area has no room for, comes back serialized as usual.  The caller
+ * guarantees that the message reaches the finalize aggregate of the same
+ * query through a Gather (see qidrisk_freq_serialize).  The area frees the
+ * chunk when the Gather is shut down.
+ */
+bytea *
+FreqStateShare(FreqState *state, dsa_area *area)
+{
+	StringInfoData buf;
+
+	/* a state shared by several aggregates is serialized for each: once is enough */
+	if (!DsaPointerIsValid(state->shared_chunk))
+	{
+		bytea	   *message = FreqStateSerialize(state);
+		Size		length = VARSIZE(message);
+		dsa_pointer chunk;
+
+		if (length < SHARE_FROM_BYTES || !SharedMemoryHasRoom(length))
+			return message;
+		chunk = dsa_allocate_extended(area, length, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+		if (!DsaPointerIsValid(chunk))
+			return message;
+		memcpy(dsa_get_address(area, chunk), message, length);
+		pfree(message);
+		state->shared_chunk = chunk;
+		state->shared_length = length;
+		elog(DEBUG1, "qidrisk: a parallel worker hands over its partial state in shared memory");
+	}
+
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
+	pq_sendbyte(&buf, ENCODING_SHARED);
+	pq_sendint64(&buf, (int64) state->shared_chunk);
+	pq_sendint64(&buf, (int64) state->shared_length);
+	return pq_endtypsend(&buf);
+}
+
+/* Whether bytes is FreqStateShare's message; if so, where the state lies and its length */
+bool
+FreqStateSharedMessage(bytea *bytes, dsa_pointer *chunk, Size *length)
+{
+	StringInfoData buf;
+
+	buf.data = VARDATA_ANY(bytes);
+	buf.len = VARSIZE_ANY_EXHDR(bytes);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	if (buf.len != (int) SHARED_MESSAGE_BYTES ||
+		buf.data[0] != QIDRISK_STATE_FORMAT_VERSION || buf.data[1] != ENCODING_SHARED)
+		return false;
+	buf.cursor = 2;
+	*chunk = (dsa_pointer) pq_getmsgint64(&buf);
+	*length = (Size) pq_getmsgint64(&buf);
+	return true;
 }

@@ -10,9 +10,11 @@
 
 #include "access/htup_details.h"
 #include "access/parallel.h"
+#include "executor/execParallel.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -226,23 +228,149 @@ LeaderKeepsPartialState(FunctionCallInfo fcinfo)
 		aggstate->aggstrategy == AGG_PLAIN;
 }
 
+/*
+ * The query's shared memory area, if the caller is the ungrouped partial
+ * aggregate of a parallel worker: its one output row goes through the
+ * Gather to the leader's finalize aggregate, which can read a state from the
+ * area until that Gather is shut down, after its final functions.
+ */
+static dsa_area *
+WorkerSharedArea(FunctionCallInfo fcinfo)
+{
+	AggState   *aggstate;
+
+	if (!IsParallelWorker() || fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return NULL;
+	aggstate = (AggState *) fcinfo->context;
+	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || aggstate->aggstrategy != AGG_PLAIN)
+		return NULL;
+	return aggstate->ss.ps.state->es_query_dsa;
+}
+
 Datum
 qidrisk_freq_serialize(PG_FUNCTION_ARGS)
 {
 	FreqState  *state = (FreqState *) PG_GETARG_POINTER(0);
+	dsa_area   *area;
 
 	(void) AggregateContext(fcinfo);
 	if (LeaderKeepsPartialState(fcinfo))
 		PG_RETURN_BYTEA_P(FreqStateLend(state));
+	area = WorkerSharedArea(fcinfo);
+	if (area != NULL)
+		PG_RETURN_BYTEA_P(FreqStateShare(state, area));
 	PG_RETURN_BYTEA_P(FreqStateSerialize(state));
+}
+
+/*
+ * Whether slot holds a tuple with a bytea column equal to message.  Equal,
+ * not the same: the finalize aggregate reads its first input tuple from a
+ * copy.
+ */
+static bool
+SlotCarriesMessage(TupleTableSlot *slot, bytea *message)
+{
+	TupleDesc	desc;
+
+	if (slot == NULL || TTS_EMPTY(slot))
+		return false;
+	desc = slot->tts_tupleDescriptor;
+	slot_getallattrs(slot);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		bytea	   *column;
+
+		if (slot->tts_isnull[i] || TupleDescAttr(desc, i)->atttypid != BYTEAOID)
+			continue;
+		column = (bytea *) DatumGetPointer(slot->tts_values[i]);
+		/* the message is short and plain: compressed or external columns are others */
+		if (VARATT_IS_EXTENDED(column) && !VARATT_IS_SHORT(column))
+			continue;
+		if (VARSIZE_ANY_EXHDR(column) == VARSIZE_ANY_EXHDR(message) &&
+			memcmp(VARDATA_ANY(column), VARDATA_ANY(message), VARSIZE_ANY_EXHDR(message)) == 0)
+			return true;
+	}
+	return false;
+}
+
+typedef struct GatherSearch
+{
+	bytea	   *message;		/* the message naming the state */
+	dsa_area   *area;			/* the shared memory of the Gather holding it */
+} GatherSearch;
+
+/* planstate_tree_walker callback: find the Gather whose current tuple carries the message */
+static bool
+FindDeliveringGather(PlanState *planstate, void *arg)
+{
+	GatherSearch *search = (GatherSearch *) arg;
+
+	if (planstate == NULL)
+		return false;
+	if (IsA(planstate, GatherState))
+	{
+		GatherState *gather = (GatherState *) planstate;
+
+		if (gather->pei != NULL && SlotCarriesMessage(gather->funnel_slot, search->message))
+		{
+			search->area = gather->pei->area;
+			return true;
+		}
+	}
+	else if (IsA(planstate, GatherMergeState))
+	{
+		GatherMergeState *gather = (GatherMergeState *) planstate;
+
+		for (int i = 1; gather->pei != NULL && gather->gm_slots != NULL && i <= gather->nreaders; i++)
+			if (SlotCarriesMessage(gather->gm_slots[i], search->message))
+			{
+				search->area = gather->pei->area;
+				return true;
+			}
+	}
+	return planstate_tree_walker(planstate, FindDeliveringGather, arg);
+}
+
+/*
+ * The serialized state a worker left in shared memory (FreqStateShare).  The
+ * area is that of the Gather below this finalize aggregate whose current
+ * tuple carries the message: proof that the message came from this query's
+ * workers, so that its address is one of this area's.
+ */
+static bytea *
+SharedState(FunctionCallInfo fcinfo, bytea *message, dsa_pointer chunk, Size length)
+{
+	GatherSearch search = {message, NULL};
+	bytea	   *state;
+
+	if (fcinfo->context != NULL && IsA(fcinfo->context, AggState))
+		(void) planstate_tree_walker((PlanState *) fcinfo->context, FindDeliveringGather, &search);
+	if (search.area == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid qidrisk frequency state"),
+				 errdetail("The state lies in shared memory that this aggregate cannot reach.")));
+	state = (bytea *) dsa_get_address(search.area, chunk);
+	if (length < VARHDRSZ || VARSIZE(state) != length)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid qidrisk frequency state"),
+				 errdetail("The state in shared memory does not have the length its message says.")));
+	return state;
 }
 
 Datum
 qidrisk_freq_deserialize(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = AggregateContext(fcinfo);
+	bytea	   *message = PG_GETARG_BYTEA_PP(0);
+	dsa_pointer chunk;
+	Size		length;
 
-	PG_RETURN_POINTER(FreqStateDeserialize(aggcontext, PG_GETARG_BYTEA_PP(0)));
+	if (FreqStateSharedMessage(message, &chunk, &length))
+		PG_RETURN_POINTER(FreqStateDeserializeShared(aggcontext,
+													 SharedState(fcinfo, message, chunk, length)));
+	PG_RETURN_POINTER(FreqStateDeserialize(aggcontext, message));
 }
 
 Datum

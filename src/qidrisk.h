@@ -11,6 +11,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
+#include "utils/dsa.h"
 #include "utils/sortsupport.h"
 
 /* Format version written at the head of every serialized state */
@@ -119,6 +120,8 @@ typedef struct FreqState
 								 * (FreqStateLend): shares its arrays, which
 								 * belong to the partial aggregate; only read */
 	bool		buffers_sorted; /* each partition buffer is sorted and summed */
+	dsa_pointer shared_chunk;	/* where FreqStateShare left it, if it did */
+	Size		shared_length;
 	int64		rows;			/* rows counted so far */
 	int64		classes;		/* distinct fingerprints */
 	int64		singletons;		/* classes of size 1 */
@@ -167,6 +170,9 @@ extern bool FreqStateSpilled(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 extern bytea *FreqStateLend(FreqState *state);
+extern bytea *FreqStateShare(FreqState *state, dsa_area *area);
+extern bool FreqStateSharedMessage(bytea *bytes, dsa_pointer *chunk, Size *length);
+extern FreqState *FreqStateDeserializeShared(MemoryContext context, bytea *bytes);
 
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
