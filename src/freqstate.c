@@ -29,7 +29,9 @@
  * encoding and is merged straight from it; it is decoded into arrays only
  * when something must change it.  A parallel leader's own partial state is
  * not serialized at all but lent to the finalize in the same process, which
- * reads it in place (FreqStateLend).  A one-column int4 or date QID is counted
+ * reads it in place (FreqStateLend), and a worker's large state reaches the
+ * leader through the query's shared memory rather than the tuple queue
+ * (FreqStateShare).  A one-column int4 or date QID is counted
  * per value in a small table first (FreqStateAddValue), each value being
  * fingerprinted once when a reader needs the classes.
  */
