@@ -2774,8 +2774,9 @@ SharedMemoryHasRoom(Size length)
 /*
  * Serialize a parallel worker's state into the query's shared memory area,
  * where the leader reads it in place (FreqStateDeserializeShared), and
- * return a message saying where it is; a state under SHARE_FROM_BYTES, or
- * one the area has no room for, comes back serialized as usual.  The caller
+ * return a message saying where it is; a state under SHARE_FROM_BYTES or
+ * over the memory budget, or one the area has no room for, comes back
+ * serialized as usual.  The caller
  * guarantees that the message reaches the finalize aggregate of the same
  * query through a Gather (see qidrisk_freq_serialize).  The area frees the
  * chunk when the Gather is shut down.
@@ -2792,7 +2793,9 @@ FreqStateShare(FreqState *state, dsa_area *area)
 		Size		length = VARSIZE(message);
 		dsa_pointer chunk;
 
-		if (length < SHARE_FROM_BYTES || !SharedMemoryHasRoom(length))
+		/* a state past the budget goes to the leader's run files, not to memory */
+		if (length < SHARE_FROM_BYTES || (double) length > (double) state->budget ||
+			!SharedMemoryHasRoom(length))
 			return message;
 		chunk = dsa_allocate_extended(area, length, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
 		if (!DsaPointerIsValid(chunk))
