@@ -17,7 +17,8 @@
 # the same count, every run of A the same estimate.  Then one fresh session per
 # (variant, workers) reads its backend's peak resident memory (VmHWM, the
 # leader only: workers are other processes).  Writes its section between
-# <!-- bench:parallel --> and <!-- /bench:parallel --> of docs/benchmarks.md.
+# <!-- bench:parallel --> and <!-- /bench:parallel --> of docs/benchmarks.md
+# (for another ROWS, <!-- bench:parallel-ROWS -->).
 #
 # Uses the server in PGHOST/PGPORT/PGUSER, database $BENCH_DB (default bench,
 # created when missing; the extension is re-created so the installed build is
@@ -112,7 +113,8 @@ for line in open(memlog):
 med = {k: statistics.median(t) for k, t in times.items()}
 names = {'X': 'singleton_count (exact)', 'Y': 'singleton_count(birth_date, sex) (exact)',
          'A': 'approx_singleton_count', 'C': 'bare hashing scan'}
-out = ['## Parallel scaling (issue 9)', '',
+title = 'Parallel scaling (issue 9)' if rows == '10000000' else f'Parallel scaling at {int(rows):,} rows (issue 9)'
+out = ['## ' + title, '',
        f'Produced by `bash bench/parallel.sh {rows}` on the server in PGHOST/PGPORT; qidrisk at commit '
        f'{commit}; load average (1, 5, 15 min) {load_start} at the start, {load_end} at the end '
        '(two shared cores). Table `bench_pop_' + rows + '`; workers set by '
@@ -139,6 +141,6 @@ out.append(f'The bare scan itself gains {med[("C", 0)] / med[("C", 2)]:.2f}x fro
 section = '\n'.join(out) + '\n'
 sys.path.insert(0, 'bench')
 from section import write_section
-write_section(doc, 'parallel', section)
+write_section(doc, 'parallel' if rows == '10000000' else f'parallel-{rows}', section)
 print(section)
 PY
