@@ -192,7 +192,8 @@ SELECT is((SELECT singleton_count(c_int) FROM r),
 RESET qidrisk.max_state_memory;
 
 -- States received from parallel workers with more classes than a single
--- table holds are kept in their encoding and merged from it (default budget),
+-- table holds (through shared memory when they take 1 MB or more, within the
+-- budget) are kept in their encoding and merged from it (default budget),
 -- decoded into arrays when attaching one more would pass the budget (4MB), or
 -- decoded into runs when not even the copy fits (2MB, 600kB): the GROUP BY
 -- answer every way
@@ -213,36 +214,35 @@ $$;
 SELECT ok(EXISTS (SELECT 1 FROM pg_temp.explain_lines(
 			  'SELECT singleton_count(a, b) FROM received') l WHERE l LIKE '%Partial%Aggregate%'),
 		  'received states: the plan has partial aggregates');
-SELECT is(pg_temp.received_figures(), figures, 'received states, default budget: = GROUP BY')
-FROM received_reference;
-SET LOCAL qidrisk.max_state_memory = '4MB';
-SELECT is(pg_temp.received_figures(), figures, 'received states, 4MB: = GROUP BY')
-FROM received_reference;
-SET LOCAL qidrisk.max_state_memory = '2MB';
-SELECT is(pg_temp.received_figures(), figures, 'received states, 2MB: = GROUP BY')
-FROM received_reference;
-SET LOCAL qidrisk.max_state_memory = '600kB';
-SELECT is(pg_temp.received_figures(), figures, 'received states, 600kB: = GROUP BY')
-FROM received_reference;
-RESET qidrisk.max_state_memory;
-
 -- The leader's own partial state is lent to its finalize instead of being
 -- serialized, once for each of the three aggregates sharing it: beside the
 -- workers' states at 8MB, where attaching it would pass the budget so it is
 -- merged in (and left as it is for the other aggregates), and alone, when no
--- worker may start, at the default budget and at 16MB
-SET LOCAL qidrisk.max_state_memory = '8MB';
-SELECT is(pg_temp.received_figures(), figures, 'lent and received states, 8MB: = GROUP BY')
-FROM received_reference;
-SET LOCAL max_parallel_workers = 0;
-SELECT is(pg_temp.received_figures(), figures, 'the leader alone, 8MB: = GROUP BY')
-FROM received_reference;
-SET LOCAL qidrisk.max_state_memory = '16MB';
-SELECT is(pg_temp.received_figures(), figures, 'the leader alone, its state lent, 16MB: = GROUP BY')
-FROM received_reference;
+-- worker may start (max_parallel_workers 0), at 8MB (spilled, so serialized),
+-- 16MB and the default budget
+CREATE FUNCTION pg_temp.received_check(budget text, max_workers text, label text)
+RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config(name, coalesce(value, reset_val), true)
+	FROM pg_settings s, (VALUES ('qidrisk.max_state_memory', budget),
+						('max_parallel_workers', max_workers)) v(wanted, value)
+	WHERE s.name = v.wanted;
+	RETURN is(pg_temp.received_figures(), (SELECT figures FROM received_reference),
+			  label || ': = GROUP BY');
+END
+$$;
+SELECT pg_temp.received_check(budget, workers, label)
+FROM (VALUES (1, NULL, NULL, 'received states, default budget'),
+			 (2, '4MB', NULL, 'received states, 4MB'),
+			 (3, '2MB', NULL, 'received states, 2MB'),
+			 (4, '600kB', NULL, 'received states, 600kB'),
+			 (5, '8MB', NULL, 'lent and received states, 8MB'),
+			 (6, '8MB', '0', 'the leader alone, 8MB'),
+			 (7, '16MB', '0', 'the leader alone, its state lent, 16MB'),
+			 (8, NULL, '0', 'the leader alone, its state lent')) c(n, budget, workers, label)
+ORDER BY n;
 RESET qidrisk.max_state_memory;
-SELECT is(pg_temp.received_figures(), figures, 'the leader alone, its state lent: = GROUP BY')
-FROM received_reference;
 RESET max_parallel_workers;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
