@@ -115,10 +115,11 @@
 /*
  * A parallel worker's large state goes to the leader through the query's
  * shared memory area instead of the tuple queue (FreqStateShare): the
- * message says where the serialized state lies and how long it is.
+ * message names the leader and the statement it is for, and says where the
+ * serialized state lies and how long it is.
  */
 #define ENCODING_SHARED 3
-#define SHARED_MESSAGE_BYTES (2 + 2 * sizeof(uint64))
+#define SHARED_MESSAGE_BYTES (2 + sizeof(int32) + 3 * sizeof(int64))
 
 /* Serialized states at least this long travel through shared memory */
 #define SHARE_FROM_BYTES (1024 * 1024)
@@ -2782,7 +2783,7 @@ SharedMemoryHasRoom(Size length)
  * chunk when the Gather is shut down.
  */
 bytea *
-FreqStateShare(FreqState *state, dsa_area *area)
+FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid, int64 statement_start)
 {
 	StringInfoData buf;
 
@@ -2810,14 +2811,16 @@ FreqStateShare(FreqState *state, dsa_area *area)
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendbyte(&buf, ENCODING_SHARED);
+	pq_sendint32(&buf, leader_pid);
+	pq_sendint64(&buf, statement_start);
 	pq_sendint64(&buf, (int64) state->shared_chunk);
 	pq_sendint64(&buf, (int64) state->shared_length);
 	return pq_endtypsend(&buf);
 }
 
-/* Whether bytes is FreqStateShare's message; if so, where the state lies and its length */
+/* Whether bytes is FreqStateShare's message; if so, what it says */
 bool
-FreqStateSharedMessage(bytea *bytes, dsa_pointer *chunk, Size *length)
+FreqStateSharedMessage(bytea *bytes, FreqSharedMessage *message)
 {
 	StringInfoData buf;
 
@@ -2829,7 +2832,9 @@ FreqStateSharedMessage(bytea *bytes, dsa_pointer *chunk, Size *length)
 		buf.data[0] != QIDRISK_STATE_FORMAT_VERSION || buf.data[1] != ENCODING_SHARED)
 		return false;
 	buf.cursor = 2;
-	*chunk = (dsa_pointer) pq_getmsgint64(&buf);
-	*length = (Size) pq_getmsgint64(&buf);
+	message->leader_pid = pq_getmsgint(&buf, sizeof(int32));
+	message->statement_start = pq_getmsgint64(&buf);
+	message->chunk = (dsa_pointer) pq_getmsgint64(&buf);
+	message->length = (Size) pq_getmsgint64(&buf);
 	return true;
 }

@@ -10,11 +10,15 @@
 
 #include "access/htup_details.h"
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "executor/execParallel.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "lib/ilist.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -257,8 +261,9 @@ qidrisk_freq_serialize(PG_FUNCTION_ARGS)
 	if (LeaderKeepsPartialState(fcinfo))
 		PG_RETURN_BYTEA_P(FreqStateLend(state));
 	area = WorkerSharedArea(fcinfo);
-	if (area != NULL)
-		PG_RETURN_BYTEA_P(FreqStateShare(state, area));
+	if (area != NULL && MyProc->lockGroupLeader != NULL)
+		PG_RETURN_BYTEA_P(FreqStateShare(state, area, MyProc->lockGroupLeader->pid,
+										 GetCurrentStatementStartTimestamp()));
 	PG_RETURN_BYTEA_P(FreqStateSerialize(state));
 }
 
@@ -296,7 +301,7 @@ SlotCarriesMessage(TupleTableSlot *slot, bytea *message)
 typedef struct GatherSearch
 {
 	bytea	   *message;		/* the message naming the state */
-	dsa_area   *area;			/* the shared memory of the Gather holding it */
+	struct ParallelExecutorInfo **pei;	/* the parallel state of the Gather holding it */
 } GatherSearch;
 
 /* planstate_tree_walker callback: find the Gather whose current tuple carries the message */
@@ -313,7 +318,7 @@ FindDeliveringGather(PlanState *planstate, void *arg)
 
 		if (gather->pei != NULL && SlotCarriesMessage(gather->funnel_slot, search->message))
 		{
-			search->area = gather->pei->area;
+			search->pei = &gather->pei;
 			return true;
 		}
 	}
@@ -324,7 +329,7 @@ FindDeliveringGather(PlanState *planstate, void *arg)
 		for (int i = 1; gather->pei != NULL && gather->gm_slots != NULL && i <= gather->nreaders; i++)
 			if (SlotCarriesMessage(gather->gm_slots[i], search->message))
 			{
-				search->area = gather->pei->area;
+				search->pei = &gather->pei;
 				return true;
 			}
 	}
@@ -332,30 +337,87 @@ FindDeliveringGather(PlanState *planstate, void *arg)
 }
 
 /*
+ * A chunk of a Gather's shared memory that a finalize aggregate reads a
+ * worker's state from, to be freed when the aggregate's context is reset
+ */
+typedef struct SharedChunk
+{
+	dlist_node	node;
+	struct ParallelExecutorInfo **pei;	/* the Gather's, NULL once it is shut down */
+	dsa_area   *area;
+	dsa_pointer chunk;
+	MemoryContextCallback release;
+} SharedChunk;
+
+/* The chunks in use, so that a chunk read by several aggregates is freed once */
+static dlist_head shared_chunks = DLIST_STATIC_INIT(shared_chunks);
+
+/*
+ * Memory context reset callback: free the chunk if its Gather still holds
+ * the area, as when the plan is rescanned (a new scan's workers leave new
+ * chunks).  Once the Gather is shut down, at the end of the query, the area
+ * is gone and took the chunk with it; during an abort nothing may be touched.
+ */
+static void
+ReleaseSharedChunk(void *arg)
+{
+	SharedChunk *use = (SharedChunk *) arg;
+
+	dlist_delete(&use->node);
+	if (IsTransactionState() && *use->pei != NULL && (*use->pei)->area == use->area)
+		dsa_free(use->area, use->chunk);
+}
+
+/*
  * The serialized state a worker left in shared memory (FreqStateShare).  The
- * area is that of the Gather below this finalize aggregate whose current
- * tuple carries the message: proof that the message came from this query's
- * workers, so that its address is one of this area's.
+ * message must name this process and statement, and the area is that of the
+ * Gather below this finalize aggregate whose current tuple carries the
+ * message: proof that the message came from this query's workers, so that
+ * its address is one of this area's.  The chunk is freed with the
+ * aggregate's context (ReleaseSharedChunk).
  */
 static bytea *
-SharedState(FunctionCallInfo fcinfo, bytea *message, dsa_pointer chunk, Size length)
+SharedState(FunctionCallInfo fcinfo, MemoryContext aggcontext, bytea *message,
+			const FreqSharedMessage *shared)
 {
 	GatherSearch search = {message, NULL};
+	dsa_area   *area;
 	bytea	   *state;
+	dlist_iter	iter;
+	SharedChunk *use;
 
-	if (fcinfo->context != NULL && IsA(fcinfo->context, AggState))
+	if (shared->leader_pid == MyProcPid &&
+		shared->statement_start == GetCurrentStatementStartTimestamp() &&
+		DsaPointerIsValid(shared->chunk) &&
+		fcinfo->context != NULL && IsA(fcinfo->context, AggState))
 		(void) planstate_tree_walker((PlanState *) fcinfo->context, FindDeliveringGather, &search);
-	if (search.area == NULL)
+	if (search.pei == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid qidrisk frequency state"),
 				 errdetail("The state lies in shared memory that this aggregate cannot reach.")));
-	state = (bytea *) dsa_get_address(search.area, chunk);
-	if (length < VARHDRSZ || VARSIZE(state) != length)
+	area = (*search.pei)->area;
+	state = (bytea *) dsa_get_address(area, shared->chunk);
+	if (shared->length < VARHDRSZ || VARSIZE(state) != shared->length)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid qidrisk frequency state"),
 				 errdetail("The state in shared memory does not have the length its message says.")));
+
+	dlist_foreach(iter, &shared_chunks)
+	{
+		use = dlist_container(SharedChunk, node, iter.cur);
+		if (use->area == area && use->chunk == shared->chunk)
+			return state;
+	}
+	use = MemoryContextAlloc(aggcontext, sizeof(SharedChunk));
+	use->pei = search.pei;
+	use->area = area;
+	use->chunk = shared->chunk;
+	use->release.func = ReleaseSharedChunk;
+	use->release.arg = use;
+	MemoryContextRegisterResetCallback(aggcontext, &use->release);
+	dlist_push_tail(&shared_chunks, &use->node);
 	return state;
 }
 
@@ -364,12 +426,12 @@ qidrisk_freq_deserialize(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = AggregateContext(fcinfo);
 	bytea	   *message = PG_GETARG_BYTEA_PP(0);
-	dsa_pointer chunk;
-	Size		length;
+	FreqSharedMessage shared;
 
-	if (FreqStateSharedMessage(message, &chunk, &length))
+	if (FreqStateSharedMessage(message, &shared))
 		PG_RETURN_POINTER(FreqStateDeserializeShared(aggcontext,
-													 SharedState(fcinfo, message, chunk, length)));
+													 SharedState(fcinfo, aggcontext, message,
+																 &shared)));
 	PG_RETURN_POINTER(FreqStateDeserialize(aggcontext, message));
 }
 

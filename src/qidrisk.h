@@ -170,8 +170,18 @@ extern bool FreqStateSpilled(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 extern bytea *FreqStateLend(FreqState *state);
-extern bytea *FreqStateShare(FreqState *state, dsa_area *area);
-extern bool FreqStateSharedMessage(bytea *bytes, dsa_pointer *chunk, Size *length);
+/* Where a parallel worker left its state (FreqStateShare), and for whom */
+typedef struct FreqSharedMessage
+{
+	int32		leader_pid;		/* the parallel leader the worker served */
+	int64		statement_start;	/* the statement's start (TimestampTz) */
+	dsa_pointer chunk;			/* the serialized state in the query's area */
+	Size		length;
+} FreqSharedMessage;
+
+extern bytea *FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid,
+							 int64 statement_start);
+extern bool FreqStateSharedMessage(bytea *bytes, FreqSharedMessage *message);
 extern FreqState *FreqStateDeserializeShared(MemoryContext context, bytea *bytes);
 
 /* Iterate over the classes of a state */
