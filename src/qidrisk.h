@@ -184,6 +184,11 @@ extern bytea *FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid,
 extern bool FreqStateSharedMessage(bytea *bytes, FreqSharedMessage *message);
 extern FreqState *FreqStateDeserializeShared(MemoryContext context, bytea *bytes);
 
+/* handover.c: passing partial states from a parallel query's partial to its finalize */
+extern bytea *FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state);
+extern FreqState *FreqStateTakeOver(FunctionCallInfo fcinfo, MemoryContext aggcontext,
+									bytea *message);
+
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
 extern void FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg);
