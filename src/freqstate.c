@@ -2312,8 +2312,8 @@ FreqStateSerialize(FreqState *state)
 }
 
 /* Raise the error for a serialized state that does not parse */
-static void
-CorruptState(const char *detail)
+void
+FreqStateCorrupt(const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -2408,11 +2408,11 @@ ReclaimLentState(MemoryContext context, StringInfo buf)
 	dlist_mutable_iter iter;
 
 	if (buf->len != (int) LENT_MESSAGE_BYTES)
-		CorruptState("The lent state's message has the wrong length.");
+		FreqStateCorrupt("The lent state's message has the wrong length.");
 	pid = pq_getmsgint(buf, sizeof(int32));
 	id = (uint64) pq_getmsgint64(buf);
 	if (pid != MyProcPid)
-		CorruptState("The state was lent by another process.");
+		FreqStateCorrupt("The state was lent by another process.");
 	dlist_foreach_modify(iter, &lent_states)
 	{
 		LentState  *entry = dlist_container(LentState, node, iter.cur);
@@ -2430,7 +2430,7 @@ ReclaimLentState(MemoryContext context, StringInfo buf)
 		entry->state = NULL;
 		return view;
 	}
-	CorruptState("The lent state is no longer available.");
+	FreqStateCorrupt("The lent state is no longer available.");
 	return NULL;				/* keep the compiler quiet */
 }
 
@@ -2482,7 +2482,7 @@ DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
 			CHECK_FOR_INTERRUPTS();
 		/* validated already: cannot fail */
 		if (!ReadAscendingClass(at, end, previous_hi, &classes[i]))
-			CorruptState("The state's classes are truncated.");
+			FreqStateCorrupt("The state's classes are truncated.");
 	}
 }
 
@@ -2576,12 +2576,12 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (!ReadAscendingClass(&at, end, &previous_hi, &class))
-			CorruptState("The state's classes are truncated.");
+			FreqStateCorrupt("The state's classes are truncated.");
 		if (class.key.hi < previous.hi ||
 			(i > 0 && class.key.hi == previous.hi && class.key.lo <= previous.lo))
-			CorruptState("The state's classes are not in ascending order.");
+			FreqStateCorrupt("The state's classes are not in ascending order.");
 		if (class.count <= 0 || class.count > rows - seen.rows)
-			CorruptState("A class of the state has an impossible size.");
+			FreqStateCorrupt("A class of the state has an impossible size.");
 		CountClassInto(&seen, class.count);
 		/* ascending fingerprints fill partition 0, then 1, ... in order */
 		while (p < PartitionOf(&class.key))
@@ -2593,7 +2593,7 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 		sizes[p]++;
 	}
 	if (at != end)
-		CorruptState("The state's length does not match its number of classes.");
+		FreqStateCorrupt("The state's length does not match its number of classes.");
 	buf->cursor = buf->len;
 	while (p < PARTITIONS - 1)
 	{
@@ -2669,19 +2669,19 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	buf.cursor = 0;
 
 	if (buf.len < 2)
-		CorruptState("The state is shorter than its header.");
+		FreqStateCorrupt("The state is shorter than its header.");
 	version = pq_getmsgbyte(&buf);
 	if (version != QIDRISK_STATE_FORMAT_VERSION)
-		CorruptState("The state was written in an unknown format version.");
+		FreqStateCorrupt("The state was written in an unknown format version.");
 	encoding = pq_getmsgbyte(&buf);
 	if (encoding == ENCODING_LENT)
 		return ReclaimLentState(context, &buf);
 	if (encoding == ENCODING_SHARED)
-		CorruptState("The state lies in shared memory that this aggregate cannot reach.");
+		FreqStateCorrupt("The state lies in shared memory that this aggregate cannot reach.");
 	if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
-		CorruptState("The state's classes are in an unknown encoding.");
+		FreqStateCorrupt("The state's classes are in an unknown encoding.");
 	if (buf.len < (int) SERIALIZED_HEADER_BYTES)
-		CorruptState("The state is shorter than its header.");
+		FreqStateCorrupt("The state is shorter than its header.");
 	rows = pq_getmsgint64(&buf);
 	singletons = pq_getmsgint64(&buf);
 	has_param = pq_getmsgbyte(&buf);
@@ -2690,10 +2690,10 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	if (rows < 0 || singletons < 0 || has_param > 1 || isnan(param) || isinf(param) ||
 		(has_param == 0 && param != 0) || nclasses < 0 || nclasses > rows ||
 		singletons > nclasses)
-		CorruptState("The state's header holds impossible counts.");
+		FreqStateCorrupt("The state's header holds impossible counts.");
 	if (encoding == ENCODING_FIXED &&
 		(double) (buf.len - buf.cursor) != (double) nclasses * SERIALIZED_CLASS_BYTES)
-		CorruptState("The state's length does not match its number of classes.");
+		FreqStateCorrupt("The state's length does not match its number of classes.");
 
 	state = FreqStateCreate(context, (Size) nclasses);
 	state->private_copy = true;
@@ -2714,7 +2714,7 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 		fp.hi = (uint64) pq_getmsgint64(&buf);
 		count = pq_getmsgint64(&buf);
 		if (count <= 0 || count > rows - running_rows)
-			CorruptState("A class of the state has an impossible size.");
+			FreqStateCorrupt("A class of the state has an impossible size.");
 		running_rows += count;
 		AddClass(state, &fp, count);
 	}
@@ -2735,7 +2735,7 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	if (state->rows + spilled.rows != rows ||
 		state->singletons + spilled.singletons != singletons ||
 		state->classes + spilled.classes != nclasses)
-		CorruptState("The state's classes do not add up to its header.");
+		FreqStateCorrupt("The state's classes do not add up to its header.");
 	return state;
 }
 
@@ -2767,8 +2767,10 @@ SharedMemoryHasRoom(Size length)
 {
 	struct statvfs fs;
 
-	if (dynamic_shared_memory_type != DSM_IMPL_POSIX || statvfs("/dev/shm", &fs) != 0)
-		return dynamic_shared_memory_type != DSM_IMPL_POSIX;
+	if (dynamic_shared_memory_type != DSM_IMPL_POSIX)
+		return true;
+	if (statvfs("/dev/shm", &fs) != 0)
+		return false;
 	return (double) fs.f_bavail * (double) fs.f_frsize >= 2.0 * (double) length;
 }
 

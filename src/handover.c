@@ -196,17 +196,11 @@ SharedState(FunctionCallInfo fcinfo, MemoryContext aggcontext, bytea *message,
 		fcinfo->context != NULL && IsA(fcinfo->context, AggState))
 		(void) planstate_tree_walker((PlanState *) fcinfo->context, FindDeliveringGather, &search);
 	if (search.pei == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid qidrisk frequency state"),
-				 errdetail("The state lies in shared memory that this aggregate cannot reach.")));
+		FreqStateCorrupt("The state lies in shared memory that this aggregate cannot reach.");
 	area = (*search.pei)->area;
 	state = (bytea *) dsa_get_address(area, shared->chunk);
 	if (shared->length < VARHDRSZ || VARSIZE(state) != shared->length)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid qidrisk frequency state"),
-				 errdetail("The state in shared memory does not have the length its message says.")));
+		FreqStateCorrupt("The state in shared memory does not have the length its message says.");
 
 	dlist_foreach(iter, &shared_chunks)
 	{

@@ -170,6 +170,7 @@ extern bool FreqStateSpilled(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 extern bytea *FreqStateLend(FreqState *state);
+extern void FreqStateCorrupt(const char *detail) pg_attribute_noreturn();
 /* Where a parallel worker left its state (FreqStateShare), and for whom */
 typedef struct FreqSharedMessage
 {
