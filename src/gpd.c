@@ -12,7 +12,13 @@
  * which cannot be led astray by a poor starting value.  When the maximum lies
  * on the boundary (no interior maximum with xi > -1, where maximum likelihood
  * estimators do not exist) the fit falls back to probability-weighted moments
- * (Hosking & Wallis 1987), then to the method of moments.
+ * (Hosking & Wallis 1987), then to the method of moments, each only if its
+ * fit contains the data (every excess below the endpoint beta/|xi| when
+ * xi < 0, so the log-likelihood is finite) and has xi >= -1 (below, the
+ * likelihood is unbounded near the endpoint); failing both, to the boundary
+ * fit xi = -1, beta = max(y): the uniform distribution on [0, max(y)], where
+ * the likelihood restricted to xi >= -1 attains its supremum when no
+ * interior maximum exists.
  */
 #include "postgres.h"
 
@@ -87,6 +93,12 @@ GpdLogLikelihood(const double *y, int n, double xi, double beta)
 
 		if (xi == 0.0)
 			sum += z;
+		else if (xi == -1.0)
+		{
+			/* uniform on [0, beta]: the density is 1/beta up to the endpoint */
+			if (!(z <= 1.0))
+				return -INFINITY;
+		}
 		else
 		{
 			double		t = 1.0 + xi * z;
@@ -284,6 +296,31 @@ GpdFitMom(const GpdSample *s, GpdFit *fit)
 	return isfinite(fit->xi) && fit->beta > 0.0 && isfinite(fit->beta);
 }
 
+/* Uniform on [0, max(y)]: the supremum of the likelihood over xi >= -1 on the boundary */
+static bool
+GpdFitBoundary(const GpdSample *s, GpdFit *fit)
+{
+	fit->xi = -1.0;
+	fit->beta = s->max;
+	fit->method = GPD_METHOD_BOUNDARY;
+	return true;
+}
+
+/* Does the fit contain every excess (finite log-likelihood)?  Sets its loglik */
+static bool
+GpdContainsData(const GpdSample *s, GpdFit *fit)
+{
+	fit->loglik = GpdLogLikelihood(s->y, s->n, fit->xi, fit->beta);
+	return isfinite(fit->loglik);
+}
+
+/* A moment fit auto accepts: it contains the data and lies where likelihoods are bounded */
+static bool
+GpdAcceptable(const GpdSample *s, GpdFit *fit)
+{
+	return fit->xi >= -1.0 && GpdContainsData(s, fit);
+}
+
 /* Name of a fitting method as SQL shows it */
 const char *
 GpdMethodName(GpdMethod method)
@@ -296,6 +333,8 @@ GpdMethodName(GpdMethod method)
 			return "pwm";
 		case GPD_METHOD_MOM:
 			return "mom";
+		case GPD_METHOD_BOUNDARY:
+			return "boundary";
 		case GPD_METHOD_AUTO:
 			break;
 	}
@@ -314,10 +353,12 @@ GpdMethodFromName(const char *name)
 		return GPD_METHOD_PWM;
 	if (strcmp(name, "mom") == 0)
 		return GPD_METHOD_MOM;
+	if (strcmp(name, "boundary") == 0)
+		return GPD_METHOD_BOUNDARY;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown GPD fitting method \"%s\"", name),
-			 errhint("Use auto, mle, pwm or mom.")));
+			 errhint("Use auto, mle, pwm, mom or boundary.")));
 	return GPD_METHOD_AUTO;		/* keep the compiler quiet */
 }
 
@@ -375,7 +416,7 @@ GpdFitExcesses(const double *y, int n, GpdMethod method, GpdFit *fit)
 		if (!isfinite(fit->beta) || !(fit->beta > 0.0))
 			return false;		/* the scale itself is not a double */
 		fit->loglik = GpdLogLikelihood(y, n, fit->xi, fit->beta);
-		return true;
+		return isfinite(fit->loglik);
 	}
 
 	switch (method)
@@ -389,13 +430,23 @@ GpdFitExcesses(const double *y, int n, GpdMethod method, GpdFit *fit)
 		case GPD_METHOD_MOM:
 			ok = GpdFitMom(&s, fit);
 			break;
+		case GPD_METHOD_BOUNDARY:
+			ok = GpdFitBoundary(&s, fit);
+			break;
 		case GPD_METHOD_AUTO:
-			ok = GpdFitMle(&s, fit) || GpdFitPwm(&s, fit) || GpdFitMom(&s, fit);
+			/*
+			 * a moment fit whose endpoint lies below an excess is no fit, and
+			 * with xi < -1 the likelihood is unbounded near the endpoint, so
+			 * the boundary fit stands for both
+			 */
+			ok = (GpdFitMle(&s, fit) && GpdContainsData(&s, fit)) ||
+				(GpdFitPwm(&s, fit) && GpdAcceptable(&s, fit)) ||
+				(GpdFitMom(&s, fit) && GpdAcceptable(&s, fit)) ||
+				GpdFitBoundary(&s, fit);
 			break;
 	}
-	if (ok)
-		fit->loglik = GpdLogLikelihood(y, n, fit->xi, fit->beta);
-	return ok;
+	/* whatever the method, a returned fit has a finite likelihood */
+	return ok && GpdContainsData(&s, fit);
 }
 
 /* Logit of a probability in (0, 1) */
@@ -622,9 +673,9 @@ gpd_fit(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("no GPD fit by method %s exists for these excesses", GpdMethodName(method)),
-				 errdetail("All excesses are zero, their variance is zero, the likelihood has no maximum with xi > -1, or the scale beta lies beyond the double range."),
+				 errdetail("All excesses are zero, their variance is zero, the likelihood has no maximum with xi > -1, the fit's endpoint beta/|xi| lies below the largest excess, or the scale beta lies beyond the double range."),
 				 method != GPD_METHOD_AUTO ?
-				 errhint("Use method auto, which falls back from mle to pwm to mom.") : 0));
+				 errhint("Use method auto, which falls back from mle to pwm, mom and boundary.") : 0));
 
 	values[0] = Float8GetDatum(fit.xi);
 	values[1] = Float8GetDatum(fit.beta);

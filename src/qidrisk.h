@@ -350,10 +350,12 @@ extern void QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
 /* How a Generalised Pareto distribution was fitted */
 typedef enum GpdMethod
 {
-	GPD_METHOD_AUTO,			/* mle, falling back to pwm, then mom */
+	GPD_METHOD_AUTO,			/* mle, falling back to pwm, mom, boundary */
 	GPD_METHOD_MLE,
 	GPD_METHOD_PWM,
-	GPD_METHOD_MOM
+	GPD_METHOD_MOM,
+	GPD_METHOD_BOUNDARY			/* xi = -1, beta = max: the likelihood's
+								 * supremum when no fit with xi > -1 exists */
 } GpdMethod;
 
 /* A fitted GPD of threshold excesses */

@@ -69,18 +69,61 @@ FROM gpd_cases c, gpd_fit(c.y, 'mle') f ORDER BY c.id;
 CREATE TABLE small_samples AS
 SELECT s, array_agg(round((-ln(1 - random()) * (1 + s % 3))::numeric, 4)::float8) AS y
 FROM (SELECT setseed(0.2)) z, generate_series(1, 6) s, generate_series(1, 7 + 3 * s) i GROUP BY s;
-SELECT ok(abs(f.xi - (2 - r.a0 / (r.a0 - 2 * r.a1))) < 1e-12
-		AND abs(f.beta - 2 * r.a0 * r.a1 / (r.a0 - 2 * r.a1)) < 1e-12,
-	format('pwm closed form, sample %s', r.s))
-FROM (SELECT s, avg(v) AS a0, avg((1 - (rn - 0.35) / n) * v) AS a1
-	FROM (SELECT s, v, row_number() OVER (PARTITION BY s ORDER BY v) AS rn,
-			count(*) OVER (PARTITION BY s) AS n
-		FROM small_samples, unnest(y) v) q GROUP BY s) r
-JOIN small_samples USING (s), gpd_fit(small_samples.y, 'pwm') f ORDER BY r.s;
-SELECT ok(abs(f.xi - (1 - r.m ^ 2 / r.v) / 2) < 1e-12 AND abs(f.beta - r.m * (1 + r.m ^ 2 / r.v) / 2) < 1e-12,
+-- a fit that does not contain its data (an excess beyond beta/|xi|) is refused with 22023
+CREATE FUNCTION pg_temp.fit_or_refused(y float8[], method text, OUT xi float8, OUT beta float8, OUT refused boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+	SELECT f.xi, f.beta, false INTO xi, beta, refused FROM gpd_fit(y, method) f;
+EXCEPTION WHEN invalid_parameter_value THEN
+	refused := true;
+END $$;
+CREATE TEMP VIEW small_closed AS
+SELECT s, y, cxi, cbeta,
+	cxi >= 0 OR (SELECT max(v) FROM unnest(y) v) < cbeta / -cxi AS contains
+FROM (SELECT s, 2 - r.a0 / (r.a0 - 2 * r.a1) AS cxi, 2 * r.a0 * r.a1 / (r.a0 - 2 * r.a1) AS cbeta
+	FROM (SELECT s, avg(v) AS a0, avg((1 - (rn - 0.35) / n) * v) AS a1
+		FROM (SELECT s, v, row_number() OVER (PARTITION BY s ORDER BY v) AS rn,
+				count(*) OVER (PARTITION BY s) AS n
+			FROM small_samples, unnest(y) v) q GROUP BY s) r) c
+JOIN small_samples USING (s);
+SELECT ok(CASE WHEN c.contains THEN NOT f.refused AND abs(f.xi - c.cxi) < 1e-12 AND abs(f.beta - c.cbeta) < 1e-12
+			   ELSE f.refused END,
+	format('pwm closed form, sample %s (contains its data: %s)', c.s, c.contains))
+FROM small_closed c, pg_temp.fit_or_refused(c.y, 'pwm') f ORDER BY c.s;
+SELECT ok(CASE WHEN r.cxi >= 0 OR r.mx < r.cbeta / -r.cxi
+			   THEN NOT f.refused AND abs(f.xi - r.cxi) < 1e-12 AND abs(f.beta - r.cbeta) < 1e-12
+			   ELSE f.refused END,
 	format('mom closed form, sample %s', r.s))
-FROM (SELECT s, avg(v) AS m, var_samp(v) AS v FROM small_samples, unnest(y) v GROUP BY s) r
-JOIN small_samples USING (s), gpd_fit(small_samples.y, 'mom') f ORDER BY r.s;
+FROM (SELECT s, (1 - m ^ 2 / v) / 2 AS cxi, m * (1 + m ^ 2 / v) / 2 AS cbeta, mx
+	FROM (SELECT s, avg(v) AS m, var_samp(v) AS v, max(v) AS mx FROM small_samples, unnest(y) v GROUP BY s) q) r
+JOIN small_samples USING (s), pg_temp.fit_or_refused(small_samples.y, 'mom') f ORDER BY r.s;
+
+-- every fit auto returns contains its data: a finite log-likelihood, no excess beyond
+-- beta/|xi| when xi < 0, and xi >= -1 (below it the likelihood is unbounded); samples
+-- from short-tailed GPDs (xi down to -1.5) reach the moment and boundary fits
+CREATE TABLE short_tailed AS
+SELECT s, xi0, array_agg(((1 - random()) ^ (-xi0) - 1) / xi0) AS y
+FROM (SELECT setseed(0.31)) z, generate_series(1, 120) s,
+	LATERAL (SELECT -0.2 - (s % 14) * 0.1 AS xi0) x, generate_series(1, 5 + s % 11) i
+GROUP BY s, xi0;
+SELECT ok(bool_and(isfinite_ll AND xi >= -1 AND (xi >= 0 OR mx <= beta / -xi * (1 + 1e-12))),
+	format('auto fits of %s short-tailed samples contain their data (methods used: %s)',
+		count(*), string_agg(DISTINCT fit_method, ', ' ORDER BY fit_method)))
+FROM (SELECT f.xi, f.beta, f.fit_method, f.loglik > '-Infinity' AND f.loglik < 'Infinity' AS isfinite_ll,
+		(SELECT max(v) FROM unnest(t.y) v) AS mx
+	FROM short_tailed t, gpd_fit(t.y) f) q;
+SELECT ok(count(DISTINCT f.fit_method) >= 3, 'the short-tailed samples exercise at least three methods of auto')
+FROM short_tailed t, gpd_fit(t.y) f;
+-- the sample whose pwm fit ended at 1.570 below its largest excess 2.064: auto takes the
+-- boundary fit, the uniform law on [0, max]; its log-likelihood is -n ln(max)
+SELECT results_eq(
+	$$SELECT xi, beta, fit_method, round(loglik::numeric, 12) FROM gpd_fit(ARRAY[1.009799,0.510994,1.377485,0.645857,
+		1.101022,0.526925,1.140874,0.731322,2.063692,0.919007])$$,
+	$$VALUES (-1::float8, 2.063692::float8, 'boundary'::text, round((-10 * ln(2.063692))::numeric, 12))$$,
+	'a sample without likelihood maximum and whose moment fits end before its largest excess gets the boundary fit');
+SELECT throws_ok($$SELECT * FROM gpd_fit(ARRAY[1.009799,0.510994,1.377485,0.645857,1.101022,0.526925,1.140874,
+	0.731322,2.063692,0.919007], 'pwm')$$, '22023', NULL, 'pwm refuses a fit whose endpoint lies below an excess');
+SELECT is((SELECT fit_method FROM gpd_fit(ARRAY[1, 1, 1], 'boundary')), 'boundary', 'the boundary fit can be asked for');
 
 -- == The risk formula against an independent SQL implementation, from thetas ==
 CREATE FUNCTION pg_temp.ref_risk(thetas float8[], rows bigint, alpha float8, pi_u float8)

@@ -39,7 +39,7 @@ SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method
 FROM gpd_fit(ARRAY[0.1, 0.2, 0.35, 0.5, 0.8, 1.3, 2.1, 3.4], 'pwm');
 SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method
 FROM gpd_fit(ARRAY[0.1, 0.2, 0.35, 0.5, 0.8, 1.3, 2.1, 3.4], 'mom');
--- equal excesses: the likelihood has no maximum with xi > -1, auto falls back to pwm
+-- equal excesses: no likelihood maximum with xi > -1 and pwm says xi = -8: auto takes the boundary fit
 SELECT round(xi::numeric, 6) AS xi, round(beta::numeric, 6) AS beta, fit_method
 FROM gpd_fit(ARRAY[1, 1, 1]);
 SELECT * FROM gpd_fit(ARRAY[1, 1, 1], 'mle');
