@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
 	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3)
 
 SUDO=
