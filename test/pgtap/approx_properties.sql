@@ -20,7 +20,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 SELECT plan(50 * 2 + 2 + 5 * 4 * 2 + 8 + 18);
 
-CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = '@colStrength=secondary', deterministic = false);
+CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
 -- A table of nclasses classes whose sizes follow a Pareto law (63% size 1,
 -- 16% size 2, a heavy tail); the values differ from seed to seed
