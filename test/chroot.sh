@@ -16,9 +16,15 @@ CACHE=${QIDRISK_CHROOT_CACHE:-/var/cache/qidrisk/chroots}
 MIRROR=${QIDRISK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${QIDRISK_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
-target=${1:?usage: test/chroot.sh 15|15-main|17|18 [COMMAND...]}
+target=${1:?usage: test/chroot.sh 15|15-main|17|18[-fresh] [COMMAND...]}
 shift
-case "$target" in
+# NN-fresh: a bare debootstrap, made anew each time, with no package added, as
+# a new machine would be (to try the README's commands there)
+fresh=
+if [[ $target == *-fresh ]]; then
+	fresh=1
+fi
+case "${target%-fresh}" in
 15) suite=bookworm major=15 sources="deb $MIRROR bookworm main
 deb $MIRROR bookworm-updates main
 deb $SECURITY_MIRROR bookworm-security main" ;;
@@ -28,7 +34,7 @@ deb $MIRROR trixie-updates main
 deb $SECURITY_MIRROR trixie-security main" ;;
 18) suite=sid major=18 sources="deb $MIRROR sid main" ;;
 *)
-	echo "test/chroot.sh: unknown target $target (15, 15-main, 17 or 18)" >&2
+	echo "test/chroot.sh: unknown target $target (15, 15-main, 17 or 18, each with -fresh)" >&2
 	exit 2
 	;;
 esac
@@ -45,6 +51,9 @@ fi
 PACKAGES="postgresql-$major postgresql-server-dev-$major postgresql-$major-pgtap
 libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev gzip sed python3 procps locales-all"
 PACKAGES=$(echo $PACKAGES)
+if [ -n "$fresh" ]; then
+	PACKAGES=
+fi
 dir="$CACHE/pg$target"
 stamp="$sources|$PACKAGES"
 # apt in the chroot: sid's Release file may be past its Valid-Until date
@@ -88,11 +97,15 @@ make_chroot() {
 	echo "create_main_cluster = false" >"$partial/etc/postgresql-common/createcluster.d/qidrisk.conf"
 	printf '#!/bin/sh\nexit 101\n' >"$partial/usr/sbin/policy-rc.d"
 	chmod +x "$partial/usr/sbin/policy-rc.d"
-	echo "chroot: installing $PACKAGES"
-	in_chroot "$partial" $APT update >>"$CACHE/pg$target.log" 2>&1 &&
-		in_chroot "$partial" $APT install -y --no-install-recommends $PACKAGES >>"$CACHE/pg$target.log" 2>&1 ||
-		{ tail -20 "$CACHE/pg$target.log" >&2; exit 1; }
-	in_chroot "$partial" $APT clean
+	# sid's Release file may be past its Valid-Until date
+	echo 'Acquire::Check-Valid-Until "false";' >"$partial/etc/apt/apt.conf.d/99qidrisk-valid-until"
+	if [ -n "$PACKAGES" ]; then
+		echo "chroot: installing $PACKAGES"
+		in_chroot "$partial" $APT update >>"$CACHE/pg$target.log" 2>&1 &&
+			in_chroot "$partial" $APT install -y --no-install-recommends $PACKAGES >>"$CACHE/pg$target.log" 2>&1 ||
+			{ tail -20 "$CACHE/pg$target.log" >&2; exit 1; }
+		in_chroot "$partial" $APT clean
+	fi
 	printf '%s\n' "$stamp" >"$partial/.qidrisk-chroot"
 	mv "$partial" "$dir"
 }
@@ -101,6 +114,9 @@ make_chroot() {
 mkdir -p "$CACHE"
 exec 9>"$CACHE/pg$target.lock"
 flock 9
+if [ -n "$fresh" ]; then
+	rm -rf "$dir" "$dir.partial"
+fi
 if [ ! -f "$dir/.qidrisk-chroot" ] || [ "$(cat "$dir/.qidrisk-chroot")" != "$stamp" ]; then
 	make_chroot
 fi
