@@ -8,14 +8,16 @@
 installed_pg_versions() {
 	local postgres
 	for postgres in /usr/lib/postgresql/*/bin/postgres; do
-		[ -x "$postgres" ] && basename "$(dirname "$(dirname "$postgres")")"
+		if [ -x "$postgres" ]; then
+			basename "$(dirname "$(dirname "$postgres")")"
+		fi
 	done | sort -n
 }
 
 # The major version of the distribution's `postgresql` package, if apt knows it
 distribution_pg_version() {
 	apt-cache depends postgresql 2>/dev/null |
-		sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -1
+		sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -1 || true
 }
 
 resolve_pg_version() {
