@@ -4,6 +4,7 @@
 # PG_VERSION=NN (or PG_CONFIG) chooses another installed or installable major
 # version; by default the highest one installed, else the distribution's.
 set -euo pipefail
+trap 'echo "setup: failed (line $LINENO)" >&2' ERR
 cd "$(dirname "$0")/.."
 . test/pgversion.sh
 
