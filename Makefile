@@ -25,7 +25,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every C file includes the shared header
-$(OBJS): src/qidrisk.h
+$(OBJS): src/qidrisk.h src/compat.h
 src/qidsearch.o: src/qidsearch_refine.h
 
 .PHONY: prove

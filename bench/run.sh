@@ -67,8 +67,11 @@ if [ -z "${PGHOST:-}" ]; then
 	if [ "${BENCH_SKIP_SETUP:-0}" != 1 ]; then
 		bash test/setup.sh
 	fi
-	export BENCH_CLUSTER="throwaway cluster (pg_virtualenv -v 15, default postgresql.conf, fsync=off)"
-	exec env NONROOT=1 pg_virtualenv -v 15 bash bench/run.sh "$@"
+	# the PostgreSQL test/setup.sh chose (PG_VERSION=NN for another)
+	. test/pgversion.sh
+	resolve_pg_version
+	export BENCH_CLUSTER="throwaway cluster (pg_virtualenv -v $PG_VERSION, default postgresql.conf, fsync=off)"
+	exec env NONROOT=1 pg_virtualenv -v "$PG_VERSION" bash bench/run.sh "$@"
 fi
 export BENCH_CLUSTER="${BENCH_CLUSTER:-existing server (PGHOST=$PGHOST PGPORT=${PGPORT:-default})}"
 
@@ -98,7 +101,7 @@ export PGDATABASE="$DB"
 	echo "cluster=$BENCH_CLUSTER"
 	echo "command=$BENCH_COMMAND"
 	echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src sql 2>/dev/null || echo ' (src/sql modified)')"
-	lib="$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --pkglibdir 2>/dev/null)/qidrisk.so"
+	lib="$("${PG_CONFIG:-pg_config}" --pkglibdir 2>/dev/null)/qidrisk.so"
 	if [ -f "$lib" ]; then
 		echo "library=$lib, installed $(date -u -r "$lib" '+%Y-%m-%d %H:%M:%S UTC'), md5 $(md5sum "$lib" | cut -c1-12)"
 	fi

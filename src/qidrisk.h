@@ -7,6 +7,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -170,7 +172,7 @@ extern bool FreqStateSpilled(FreqState *state);
 extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 extern bytea *FreqStateLend(FreqState *state);
-extern void FreqStateCorrupt(const char *detail) pg_attribute_noreturn();
+pg_noreturn extern void FreqStateCorrupt(const char *detail);
 /* Where a parallel worker left its state (FreqStateShare), and for whom */
 typedef struct FreqSharedMessage
 {

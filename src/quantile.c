@@ -1054,7 +1054,7 @@ qidrisk_quantile_bucket_range(PG_FUNCTION_ARGS)
 	upper.val = upper.infinite ? (Datum) 0 : elements[bucket];
 	upper.inclusive = false;
 	upper.lower = false;
-	PG_RETURN_RANGE_P(make_range(range_type, &lower, &upper, false));
+	PG_RETURN_RANGE_P(QidMakeRange(range_type, &lower, &upper, false));
 }
 
 /* The bucket as text: "[a,b)", "(,a)" below the first cut, "[a,)" past the last */

@@ -411,7 +411,7 @@ bytea *
 QidSketchSerialize(const QidSketch *sketch)
 {
 	StringInfoData buf;
-	int64		written = 0;
+	int64		written PG_USED_FOR_ASSERTS_ONLY = 0;
 
 	pq_begintypsend(&buf);
 	enlargeStringInfo(&buf, SKETCH_HEADER_BYTES + (int) sketch->nkept * 17);

@@ -1,16 +1,83 @@
 #!/bin/bash
-# Set up (test/setup.sh), then run every test suite against a throwaway cluster.
+# Every test suite (pg_regress, pgTAP, test/ops) on each supported PostgreSQL
+# major version: 15, 17 and 18.  A version this machine's distribution ships
+# (or that is installed here) runs here: set up (test/setup.sh), then the
+# suites against a throwaway cluster.  Any other runs in a Debian chroot that
+# test/chroot.sh makes and caches (needs root).  Ends with one summary line
+# per version and the total, last.
+#   bash test/check.sh          # 15, 17 and 18
+#   bash test/check.sh 17       # one of 15, 17, 18; 15-main: bookworm's main
+#                               # suite only (an older 15 minor release)
+#   bash test/check.sh host     # the version installed here only
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash test/setup.sh
-rm -f results/summary.txt
-status=0
-NONROOT=1 pg_virtualenv -v 15 bash test/suites.sh || status=$?
-# the runners' summary comes last, after the throwaway cluster is gone
-if [ -f results/summary.txt ]; then
+. test/pgversion.sh
+
+SUPPORTED="15 17 18"
+targets=${1:-$SUPPORTED}
+mkdir -p results
+
+# run_here [MAJOR]: set up and run the suites on this machine; the summary
+# goes to results/summary.txt
+run_here() {
+	local status=0
+	PG_VERSION=${1:-} bash test/setup.sh
+	PG_VERSION=${1:-}
+	resolve_pg_version
+	rm -f results/summary.txt
+	NONROOT=1 pg_virtualenv -v "$PG_VERSION" bash test/suites.sh || status=$?
+	if [ ! -f results/summary.txt ]; then
+		echo "0 passed, 1 failed" >results/summary.txt
+		status=1
+	fi
+	return "$status"
+}
+
+if [ "$targets" = host ]; then
+	status=0
+	run_here || status=$?
+	# the runners' summary comes last, after the throwaway cluster is gone
 	cat results/summary.txt
-else
-	echo "0 passed, 1 failed"
+	exit "$status"
+fi
+
+distribution=$(distribution_pg_version || true)
+status=0
+lines=()
+total_passed=0
+total_failed=0
+for target in $targets; do
+	case "$target" in
+	15 | 15-main | 17 | 18) ;;
+	*)
+		echo "test/check.sh: unknown version $target (15, 15-main, 17, 18 or host)" >&2
+		exit 2
+		;;
+	esac
+	echo "==== PostgreSQL $target"
+	summary="results/summary-pg$target.txt"
+	rm -f "$summary"
+	if [ "$target" = "$distribution" ] || [ -x "/usr/lib/postgresql/$target/bin/postgres" ]; then
+		run_here "$target" || status=1
+		cp results/summary.txt "$summary"
+	else
+		bash test/chroot.sh "$target" || status=1
+		if [ -f "results/pg$target/summary.txt" ]; then
+			cp "results/pg$target/summary.txt" "$summary"
+		fi
+	fi
+	line=$(tail -1 "$summary" 2>/dev/null || true)
+	if ! [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		line="0 passed, 1 failed"
+		status=1
+	fi
+	total_passed=$((total_passed + $(echo "$line" | cut -d' ' -f1)))
+	total_failed=$((total_failed + $(echo "$line" | cut -d' ' -f3)))
+	lines+=("pg$target: $line")
+done
+printf '%s\n' "${lines[@]}"
+echo "$total_passed passed, $total_failed failed"
+if [ "$total_failed" -ne 0 ] || [ "$total_passed" -eq 0 ]; then
 	status=1
 fi
 exit "$status"

@@ -1,7 +1,10 @@
 #!/bin/bash
 # Set up (test/setup.sh), start a throwaway cluster, load UCI Adult and print a
-# re-identification risk report.
+# re-identification risk report.  PG_VERSION=NN chooses the PostgreSQL
+# version (default: the one installed, else the distribution's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash test/setup.sh
-NONROOT=1 pg_virtualenv -v 15 psql -X -q -v ON_ERROR_STOP=1 -f data/demo.sql
+. test/pgversion.sh
+resolve_pg_version
+NONROOT=1 pg_virtualenv -v "$PG_VERSION" psql -X -q -v ON_ERROR_STOP=1 -f data/demo.sql

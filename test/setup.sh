@@ -1,28 +1,45 @@
 #!/bin/bash
-# Install what is missing (Debian 12 packages), then build and install qidrisk.
+# Install what is missing (Debian packages: the PostgreSQL the distribution
+# ships, its server headers and pgTAP), then build and install qidrisk.
+# PG_VERSION=NN (or PG_CONFIG) chooses another installed or installable major
+# version; by default the highest one installed, else the distribution's.
 set -euo pipefail
+trap 'echo "setup: failed (line $LINENO)" >&2' ERR
 cd "$(dirname "$0")/.."
-
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
-	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3)
+. test/pgversion.sh
 
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo
 fi
 
-missing=()
-for package in "${PACKAGES[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-		missing+=("$package")
+# install PACKAGE...: install the packages not yet installed
+install() {
+	local package missing=()
+	for package in "$@"; do
+		if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+			missing+=("$package")
+		fi
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "setup: installing ${missing[*]}"
+		if [ -z "${updated:-}" ]; then
+			$SUDO apt-get update -qq
+			updated=1
+		fi
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 	fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "setup: installing ${missing[*]}"
-	$SUDO apt-get update -qq
-	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+resolve_pg_version
+if [ -z "$PG_VERSION" ]; then
+	# nothing installed yet: the distribution's PostgreSQL
+	install postgresql
+	resolve_pg_version
 fi
+install "postgresql-$PG_VERSION" "postgresql-server-dev-$PG_VERSION" "postgresql-$PG_VERSION-pgtap" "postgresql-$PG_VERSION-cron" \
+	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3
+resolve_pg_version
 
 make -s PG_CONFIG="$PG_CONFIG"
 $SUDO make -s install PG_CONFIG="$PG_CONFIG" >/dev/null

@@ -4,15 +4,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_CONFIG=${PG_CONFIG:?test/suites.sh: PG_CONFIG names the installation under test}
 mkdir -p results
 
 make -s installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee results/regress.log
 if [ -s regression.diffs ]; then
 	cat regression.diffs
 fi
-regress_passed=$(grep -cE '^(ok|test|     )? *[a-z_0-9]+ +\.\.\. ok' results/regress.log || true)
-regress_failed=$(grep -cE '\.\.\. FAILED' results/regress.log || true)
+# pg_regress reports "test name ... ok" up to 15, TAP ("ok 1 - name") from 16
+regress_passed=$(grep -cE '^(ok|test|     )? *[a-z_0-9]+ +\.\.\. ok|^ok [0-9]+ +[-+] ' results/regress.log || true)
+regress_failed=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' results/regress.log || true)
 
 # "passed failed" of a TAP harness log (pg_prove or prove)
 tap_counts() {

@@ -14,7 +14,7 @@ SELECT plan(81 + 7);
 
 CREATE TABLE s (id integer, a integer, b text, p point);
 INSERT INTO s SELECT i, i % 7, 'b' || i % 3, point(i, i) FROM generate_series(1, 200) i;
-CREATE COLLATION pg_temp.ci (provider = icu, locale = '@colStrength=secondary', deterministic = false);
+CREATE COLLATION pg_temp.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE TABLE names (x text COLLATE pg_temp.ci, y text COLLATE "C");
 INSERT INTO names VALUES ('a', 'b'), ('A', 'b'), ('a', 'B');
 CREATE ROLE qidrisk_e_nobody;
@@ -41,6 +41,16 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
 	GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
 	RETURN d;
+END
+$$;
+-- The SQLSTATE stmt raises (NULL if none)
+CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE stmt;
+	RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE;
 END
 $$;
 CREATE TEMP TABLE before AS SELECT pg_temp.snapshot() AS s;
@@ -130,8 +140,13 @@ FROM (VALUES
 	('SELECT approx_class_profile_key(100, a) FROM s', '42883', 'approx_class_profile_key: not a uuid'),
 	('SELECT approx_singleton_count_key(a) FROM s', '42883', 'approx_singleton_count_key: not a uuid'),
 	($$SELECT approx_class_count_key('nope') FROM s$$, '22P02', 'approx_class_count_key: a literal that is not a uuid'),
-	($$SET LOCAL qidrisk.max_state_memory = 64; SELECT approx_class_profile_key(65536, qid_key(a)) FROM s$$, '54000', 'approx_class_profile_key: sample larger than the budget'),
-	-- the support functions cannot be called directly
+	($$SET LOCAL qidrisk.max_state_memory = 64; SELECT approx_class_profile_key(65536, qid_key(a)) FROM s$$, '54000', 'approx_class_profile_key: sample larger than the budget')
+) AS c(stmt, code, descr);
+-- The support functions take internal and cannot be called from SQL.  Recent
+-- minor releases refuse the call itself (42883, 42846); older ones (15.18)
+-- coerce the NULL to internal and internal_in refuses it (0A000).
+SELECT ok(pg_temp.sqlstate_of(stmt) IN (code, '0A000'), descr || ' -> ' || code || ' or 0A000')
+FROM (VALUES
 	('SELECT qidrisk_sketch_transfn(NULL, 1, 1)', '42883', 'sketch transition function called directly'),
 	('SELECT qidrisk_sketch_combine(NULL, NULL)', '42883', 'sketch combine function called directly'),
 	('SELECT qidrisk_sketch_serialize(NULL::internal)', '42846', 'sketch state from SQL'),

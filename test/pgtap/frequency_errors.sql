@@ -13,7 +13,7 @@ SELECT plan(26 + 3);
 
 CREATE TABLE t (a integer, b text, p point);
 INSERT INTO t SELECT i, i::text, point(i, i) FROM generate_series(1, 100) i;
-CREATE COLLATION pg_temp.ci (provider = icu, locale = '@colStrength=secondary', deterministic = false);
+CREATE COLLATION pg_temp.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE TABLE names (x text COLLATE pg_temp.ci, y text COLLATE "C");
 INSERT INTO names VALUES ('a', 'b'), ('A', 'b'), ('a', 'B');
 
@@ -37,6 +37,16 @@ BEGIN
 END
 $$;
 
+-- The SQLSTATE stmt raises (NULL if none)
+CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE stmt;
+	RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE;
+END
+$$;
 CREATE TEMP TABLE before AS SELECT pg_temp.snapshot() AS s;
 
 SELECT throws_ok(stmt, code, NULL, descr || ' -> ' || code)
@@ -60,13 +70,19 @@ FROM (VALUES
 	('SELECT rows_below(class_profile(a), 0) FROM t', '22023', 'rows_below with k = 0'),
 	('SELECT rows_below(class_profile(a), -1) FROM t', '22023', 'rows_below with negative k'),
 	('SELECT class_count(x, y) OVER () FROM names', '42P22', 'window call with a non-deterministic collation among several text columns'),
-	('SELECT qidrisk_freq_transfn(NULL, 1)', '42883', 'transition function called directly'),
-	('SELECT qidrisk_freq_combine(NULL, NULL)', '42883', 'combine function called directly'),
-	($$SELECT qidrisk_freq_serialize(NULL::internal)$$, '42846', 'internal state from SQL'),
 	($$SELECT pg_temp.with_budget('64kB', 'SELECT singleton_count(i) FROM generate_series(1, 100000) i')$$, '54000', 'state past qidrisk.max_state_memory'),
 	($$SELECT pg_temp.with_budget('64kB', 'SELECT class_profile(i, i::text) FROM generate_series(1, 100000) i')$$, '54000', 'class_profile state past the budget'),
 	($$SET LOCAL qidrisk.max_state_memory = -2$$, '22023', 'budget below -1'),
 	($$SELECT pg_temp.with_budget('3TB', 'SELECT 1')$$, '22023', 'budget beyond the largest value')
+) AS c(stmt, code, descr);
+-- The support functions take internal and cannot be called from SQL.  Recent
+-- minor releases refuse the call itself (42883, 42846); older ones (15.18)
+-- coerce the NULL to internal and internal_in refuses it (0A000).
+SELECT ok(pg_temp.sqlstate_of(stmt) IN (code, '0A000'), descr || ' -> ' || code || ' or 0A000')
+FROM (VALUES
+	('SELECT qidrisk_freq_transfn(NULL, 1)', '42883', 'transition function called directly'),
+	('SELECT qidrisk_freq_combine(NULL, NULL)', '42883', 'combine function called directly'),
+	($$SELECT qidrisk_freq_serialize(NULL::internal)$$, '42846', 'internal state from SQL')
 ) AS c(stmt, code, descr);
 
 SELECT is(pg_temp.snapshot(), s, 'nothing changed: tables, objects and settings') FROM before;

@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- 10 checks of one-column int4 and date QIDs (counted per value)
 SELECT plan(5 * 4 * 10 * 2 * 2 + 5 * 2 + 10 * 2 * 2 + 2 + 10);
 
-CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = '@colStrength=secondary', deterministic = false);
+CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
 -- A random table of heavily tied values of many types, about 10% NULL each
 CREATE FUNCTION pg_temp.make_random_table(seed float8, nrows integer) RETURNS void

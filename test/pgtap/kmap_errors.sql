@@ -11,7 +11,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 SELECT plan(104 + 7);
 
-CREATE COLLATION pg_temp.ci (provider = icu, locale = '@colStrength=secondary', deterministic = false);
+CREATE COLLATION pg_temp.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE TABLE rel (id serial, age integer, zip text, sex text, p point, d date);
 INSERT INTO rel (age, zip, sex, p, d)
 SELECT 20 + i % 5, 'z' || i % 3, (ARRAY['f', 'm'])[1 + i % 2], point(i, i), date '2000-01-01' + i

@@ -626,7 +626,13 @@ SET LOCAL parallel_tuple_cost = 0;
 SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL max_parallel_workers_per_gather = 2;
 SET LOCAL parallel_leader_participation = off;
+-- force_parallel_mode is called debug_parallel_query since PostgreSQL 16
+SELECT current_setting('server_version_num')::int >= 160000 AS debug_parallel_query \gset
+\if :debug_parallel_query
+SET LOCAL debug_parallel_query = on;
+\else
 SET LOCAL force_parallel_mode = on;
+\endif
 :q_numbers \gset parallel_
 :q_text \gset parallel_
 :q_groups \gset parallel_
@@ -639,7 +645,11 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET parallel_leader_participation;
+\if :debug_parallel_query
+RESET debug_parallel_query;
+\else
 RESET force_parallel_mode;
+\endif
 SET LOCAL max_parallel_workers_per_gather = 0;
 
 -- == Bad inputs: a cyclic and a two-parent hierarchy, a table never analyzed, fingerprints proving nothing changed ==

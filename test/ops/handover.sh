@@ -1,0 +1,58 @@
+#!/bin/bash
+# Operations, as TAP (run by test/suites.sh through prove): the parallel
+# hand-over of frequency states reads executor internals (the query's shared
+# memory area, the Gather's current tuple), which differ between PostgreSQL
+# major versions.  On the version under test, a parallel singleton_count
+# must take both shortcuts, which say so at DEBUG1: the leader lends its own
+# partial state, and a worker leaves its state in shared memory, which the
+# leader's finalize finds through its Gather; and the answer must equal
+# GROUP BY's.  A version where a shortcut silently falls back to the plain
+# serialized path fails here.
+# Uses the server in PGHOST/PGPORT/PGUSER.
+set -uo pipefail
+DB=qidrisk_ops_handover
+n=0
+q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+ok() {
+	n=$((n + 1))
+	if [ "$1" = "$2" ]; then
+		echo "ok $n - $3"
+	else
+		echo "not ok $n - $3"
+		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
+	fi
+}
+cleanup() { q -d postgres -c "DROP DATABASE IF EXISTS $DB" 2>/dev/null; }
+cleanup
+trap cleanup EXIT
+q -d postgres -c "CREATE DATABASE $DB"
+q -d $DB >/dev/null <<'SQL'
+CREATE EXTENSION qidrisk;
+-- 250,000 classes over 400,000 rows: each process's partial state passes 1 MB
+CREATE TABLE received AS
+SELECT (i::bigint * 7919) % 250000 AS a, (i / 7) % 2 AS b FROM generate_series(1, 400000) i;
+ANALYZE received;
+SQL
+
+echo "1..5"
+version=$(q -d $DB -c "SHOW server_version")
+expected=$(q -d $DB -c "SET max_parallel_workers_per_gather = 0" \
+	-c "SELECT count(*) FILTER (WHERE n = 1) FROM (SELECT count(*) AS n FROM received GROUP BY a, b) c")
+out=$(psql -X -qAt -d $DB -v ON_ERROR_STOP=1 2>&1 <<'SQL'
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT singleton_count(a, b) FROM received;
+SET client_min_messages = debug1;
+SELECT 'answer ' || singleton_count(a, b) FROM received;
+SQL
+)
+status=$?
+ok "$status" 0 "PostgreSQL $version: the parallel query runs"
+ok "$(echo "$out" | grep -cE 'Workers Launched: [1-9]')" 1 "PostgreSQL $version: the plan launches workers"
+ok "$(echo "$out" | grep -c 'qidrisk: the parallel leader keeps its own partial state')" 1 \
+	"PostgreSQL $version: the leader lends its partial state to its finalize"
+ok "$(echo "$out" | grep -c 'qidrisk: a parallel worker hands over its partial state in shared memory' | sed 's/^[1-9][0-9]*$/some/')" \
+	some "PostgreSQL $version: workers leave their states in shared memory"
+ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: the answer equals GROUP BY's"
