@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "catalog/pg_collation.h"
+#include "common/hashfn.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -39,6 +40,7 @@
 #include "utils/numeric.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
 #include "qidrisk.h"
@@ -116,6 +118,8 @@ typedef struct KmapState
 	Tuplestorestate *output;	/* kmap_row_counts writes its rows here */
 	TupleDesc	output_desc;
 	bool		keep_jsonb;		/* build each class's jsonb once and keep it */
+	QidRelation *release;		/* the release, locked, its QID columns resolved */
+	bool		fresh_snapshot; /* scans use a snapshot pushed after the locks */
 } KmapState;
 
 /* Population rows fingerprinted before their buckets are probed */
@@ -135,6 +139,9 @@ typedef struct KmapProbe
 {
 	QidFingerprint *keys;		/* NULL in a deserialized state: sums only */
 	double	   *sums;
+	uint64		digest;			/* of the keys argument: states of other keys differ */
+	const void *given;			/* the first row's keys argument, as passed */
+	bytea	   *given_copy;		/* and a copy, to compare other rows' with */
 	uint64		mask;
 	double		bytes;
 	int			nbatch;
@@ -214,44 +221,6 @@ TextArrayToNames(ArrayType *array, const char *what, int *count)
 	return names;
 }
 
-/* Check that rel is a relation one can select from; return its quoted name */
-static char *
-RelationForQuery(Oid relid, const char *what)
-{
-	char		relkind = get_rel_relkind(relid);
-	char	   *relname = get_rel_name(relid);
-
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s relation with OID %u does not exist", what, relid)));
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_VIEW &&
-		relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE &&
-		relkind != RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s \"%s\" is not a table, view or materialized view",
-						what, relname)));
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  relname);
-}
-
-/* Find a user column by name: its type and collation, or a 42703 error */
-static void
-LookupColumn(Oid relid, const char *name, Oid *type, Oid *collation)
-{
-	AttrNumber	attnum = get_attnum(relid, name);
-	int32		typmod;
-
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" does not exist in %s", name, get_rel_name(relid)),
-				 attnum < 0 ?
-				 errdetail("System columns cannot be part of a quasi-identifier.") : 0));
-	get_atttypetypmodcoll(relid, attnum, type, &typmod, collation);
-}
-
 /*
  * Check that a population column can be matched with the release column:
  * same base type (or binary coercible both ways) and a collation that decides
@@ -302,13 +271,14 @@ AppendColumns(StringInfo query, char **names, int n)
 	}
 }
 
-/* Receiver callbacks: nothing to set up or tear down */
+/* Check that the scan returns the QID columns as they were resolved */
 static void
 KmapStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
-	(void) self;
+	KmapState  *state = ((KmapReceiver *) self)->state;
+
 	(void) operation;
-	(void) typeinfo;
+	QidRelationCheckResult(state->release, typeinfo, 0, state->ncolumns, state->funcname);
 }
 
 static void
@@ -525,6 +495,40 @@ ProbeSettled(KmapProbe *probe)
 	return probe;
 }
 
+/* A digest of a keys argument, so that combined states can be checked to match */
+static uint64
+ProbeDigest(bytea *keys)
+{
+	return hash_bytes_extended((const unsigned char *) VARDATA_ANY(keys),
+							   VARSIZE_ANY_EXHDR(keys), UINT64CONST(0x716964726973));
+}
+
+/* Raise 22023 unless this row's keys are the first row's */
+static void
+ProbeCheckKeys(KmapProbe *probe, FunctionCallInfo fcinfo)
+{
+	bytea	   *keys = PG_ARGISNULL(1) ? NULL : PG_GETARG_BYTEA_PP(1);
+
+	if (keys == NULL ||
+		VARSIZE_ANY_EXHDR(keys) != VARSIZE_ANY_EXHDR(probe->given_copy) ||
+		memcmp(VARDATA_ANY(keys), VARDATA_ANY(probe->given_copy), VARSIZE_ANY_EXHDR(keys)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("qidrisk_kmap_probe: keys must be the same in every row"),
+				 errdetail("The keys are the fingerprints of the release's classes; kmap_count passes them once for the whole scan."),
+				 errhint("qidrisk_kmap_probe is internal to kmap_count; call kmap_count instead.")));
+}
+
+/* Raise 22023: two partial states were laid out for different keys */
+static void
+ProbeMismatch(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("qidrisk_kmap_probe: partial states of different keys cannot be combined"),
+			 errhint("qidrisk_kmap_probe is internal to kmap_count; call kmap_count instead.")));
+}
+
 PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_combine);
 PG_FUNCTION_INFO_V1(qidrisk_kmap_probe_serialize);
@@ -559,9 +563,19 @@ qidrisk_kmap_probe_transfn(PG_FUNCTION_ARGS)
 					 errmsg("qidrisk_kmap_probe: keys must be whole 16-byte fingerprints")));
 		probe = ProbeCreate(aggcontext, VARDATA_ANY(keys),
 							VARSIZE_ANY_EXHDR(keys) / sizeof(QidFingerprint));
+		probe->digest = ProbeDigest(keys);
+		probe->given = DatumGetPointer(PG_GETARG_DATUM(1));
+		probe->given_copy = MemoryContextAllocExtended(aggcontext, VARSIZE_ANY(keys),
+													   MCXT_ALLOC_HUGE);
+		memcpy(probe->given_copy, keys, VARSIZE_ANY(keys));
 	}
 	else
+	{
 		probe = (KmapProbe *) PG_GETARG_POINTER(0);
+		/* the same Datum row after row is the usual case, and cheap to check */
+		if (PG_ARGISNULL(1) || DatumGetPointer(PG_GETARG_DATUM(1)) != probe->given)
+			ProbeCheckKeys(probe, fcinfo);
+	}
 
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -604,27 +618,33 @@ qidrisk_kmap_probe_combine(PG_FUNCTION_ARGS)
 	if (into == NULL)
 	{
 		into = ProbeAllocate(aggcontext, from->mask + 1, false, 0);
+		into->digest = from->digest;
 		memcpy(into->sums, from->sums, (from->mask + 1) * sizeof(double));
 		PG_RETURN_POINTER(into);
 	}
-	if (into->mask != from->mask)
-		elog(ERROR, "qidrisk_kmap_probe: partial states of different sizes");
+	if (into->mask != from->mask || into->digest != from->digest)
+		ProbeMismatch();
 	for (uint64 i = 0; i <= into->mask; i++)
 		into->sums[i] += from->sums[i];
 	PG_RETURN_POINTER(into);
 }
 
-/* The sums as bytes: a format version, then one float8 per bucket */
+/* The sums as bytes: a format version and the keys' digest, then one float8 per bucket */
 static bytea *
 ProbeSums(KmapProbe *probe, bool with_version)
 {
-	Size		length = (probe->mask + 1) * sizeof(double) + (with_version ? 1 : 0);
+	Size		length = (probe->mask + 1) * sizeof(double) +
+		(with_version ? 1 + sizeof(uint64) : 0);
 	bytea	   *result = palloc(VARHDRSZ + length);
 	char	   *out = VARDATA(result);
 
 	SET_VARSIZE(result, VARHDRSZ + length);
 	if (with_version)
+	{
 		*out++ = QIDRISK_STATE_FORMAT_VERSION;
+		memcpy(out, &probe->digest, sizeof(uint64));
+		out += sizeof(uint64);
+	}
 	memcpy(out, probe->sums, (probe->mask + 1) * sizeof(double));
 	return result;
 }
@@ -643,16 +663,18 @@ qidrisk_kmap_probe_deserialize(PG_FUNCTION_ARGS)
 	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 	const char *in = VARDATA_ANY(bytes);
 	Size		length = VARSIZE_ANY_EXHDR(bytes);
-	uint64		size = (length - 1) / sizeof(double);
+	Size		header = 1 + sizeof(uint64);
+	uint64		size = length > header ? (length - header) / sizeof(double) : 0;
 	KmapProbe  *probe;
 
-	if (length < 1 + sizeof(double) || in[0] != QIDRISK_STATE_FORMAT_VERSION ||
-		(length - 1) % sizeof(double) != 0 || (size & (size - 1)) != 0)
+	if (length < header + sizeof(double) || in[0] != QIDRISK_STATE_FORMAT_VERSION ||
+		(length - header) % sizeof(double) != 0 || (size & (size - 1)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid qidrisk k-map probe state")));
 	probe = ProbeAllocate(aggcontext, size, false, 0);
-	memcpy(probe->sums, in + 1, size * sizeof(double));
+	memcpy(&probe->digest, in + 1, sizeof(uint64));
+	memcpy(probe->sums, in + header, size * sizeof(double));
 	PG_RETURN_POINTER(probe);
 }
 
@@ -917,9 +939,8 @@ static KmapState *
 KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 {
 	KmapState  *state;
-	Oid			release;
-	Oid			population;
-	char	   *population_name;
+	QidRelation *release;
+	QidRelation *population;
 	char	  **population_names;
 	char	   *weight_name = NULL;
 	int			npopulation;
@@ -934,10 +955,11 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 
 	state = palloc0(sizeof(KmapState));
 	state->funcname = funcname;
-	release = PG_GETARG_OID(0);
-	population = PG_GETARG_OID(1);
-	*release_name = RelationForQuery(release, "release");
-	population_name = RelationForQuery(population, "population");
+	/* both relations are locked before their columns are resolved */
+	release = QidRelationOpen(PG_GETARG_OID(0), "release");
+	population = QidRelationOpen(PG_GETARG_OID(1), "population");
+	*release_name = release->qualified;
+	state->release = release;
 	state->names = TextArrayToNames(PG_GETARG_ARRAYTYPE_P(2), "qid", &state->ncolumns);
 	if (!PG_ARGISNULL(4))
 	{
@@ -962,13 +984,14 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	state->json = palloc(sizeof(ValueJson) * state->ncolumns);
 	for (int i = 0; i < state->ncolumns; i++)
 	{
-		Oid			ptype;
-		Oid			pcollation;
+		int			k;
 
-		LookupColumn(release, state->names[i], &state->types[i], &state->collations[i]);
-		LookupColumn(population, population_names[i], &ptype, &pcollation);
+		QidRelationColumn(release, state->names[i]);
+		k = QidRelationColumn(population, population_names[i]);
+		state->types[i] = release->types[i];
+		state->collations[i] = release->collations[i];
 		CheckComparable(state->names[i], state->types[i], state->collations[i],
-						population_names[i], ptype, pcollation);
+						population_names[i], population->types[k], population->collations[k]);
 		get_typlenbyval(state->types[i], &state->typlens[i], &state->typbyvals[i]);
 		state->keys[i].type = jbvString;
 		state->keys[i].val.string.val = state->names[i];
@@ -977,16 +1000,17 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	}
 	if (weight_name != NULL)
 	{
-		Oid			wtype;
-		Oid			wcollation;
+		Oid			wtype = population->types[QidRelationColumn(population, weight_name)];
 
-		LookupColumn(population, weight_name, &wtype, &wcollation);
 		if (!QidIsNumericType(getBaseType(wtype)))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("population weight column \"%s\" must be numeric, not %s",
 							weight_name, format_type_be(wtype))));
 	}
+
+	QidRelationCheckSelect(release, NULL);
+	QidRelationCheckSelect(population, NULL);
 
 	state->hasher = QidHasherCreate(CurrentMemoryContext, state->ncolumns, state->types,
 									state->collations, (const char *const *) state->names,
@@ -1002,6 +1026,9 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "%s: SPI_connect failed", funcname);
 
+	/* both scans (and kmap_row_counts's second) see the tables as locked */
+	state->fresh_snapshot = QidReadSnapshotPush(release, population);
+
 	/* the release's classes */
 	initStringInfo(&query);
 	appendStringInfoString(&query, "SELECT ");
@@ -1010,7 +1037,7 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	KmapScan(state, query.data, ReleaseRow);
 
 	/* one pass over the population */
-	ProbePopulation(state, population_name, population_names, weight_name,
+	ProbePopulation(state, population->qualified, population_names, weight_name,
 					get_func_namespace(fcinfo->flinfo->fn_oid));
 	return state;
 }
@@ -1046,6 +1073,8 @@ qidrisk_kmap_count(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 		MemoryContextReset(state->scratch);
 	}
+	if (state->fresh_snapshot)
+		PopActiveSnapshot();
 	SPI_finish();
 	return (Datum) 0;
 }
@@ -1074,6 +1103,8 @@ qidrisk_kmap_row_counts(PG_FUNCTION_ARGS)
 		appendStringInfo(&query, "r.%s, ", quote_identifier(state->names[i]));
 	appendStringInfo(&query, "pg_catalog.to_jsonb(r) FROM %s AS r", release_name);
 	KmapScan(state, query.data, OutputRow);
+	if (state->fresh_snapshot)
+		PopActiveSnapshot();
 	SPI_finish();
 	return (Datum) 0;
 }

@@ -104,143 +104,16 @@ QarNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
 				 errmsg("%s must not be NULL", name)));
 }
 
-/* Look up a user column of relid, or raise undefined_column */
-static AttrNumber
-QarCheckColumn(Oid relid, const char *name)
-{
-	AttrNumber	attnum = get_attnum(relid, name);
-
-	if (attnum == InvalidAttrNumber || attnum < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" does not exist in %s", name,
-						get_rel_name(relid))));
-	return attnum;
-}
-
-/* A distinct value of a column and its provisional code */
-typedef struct QarValueEntry
-{
-	Datum		value;
-	int32		code;
-	uint32		hash;
-	char		status;
-} QarValueEntry;
-
-/* How one candidate column's values are hashed, compared and numbered */
-typedef struct QarColumn
-{
-	ValueType  *vt;
-	bool		bitwise;		/* equal values have equal Datums */
-	bool		is_float;		/* normalize -0 and NaN first */
-	Oid			type;
-	struct qarvalue_hash *table;
-	ValueCount *values;			/* distinct values; count holds the code */
-	int32		nvalues;
-	int32		capacity;
-	bool		has_null;
-} QarColumn;
-
-/* Hash a column value: bits for by-value types, else the type's hash function */
-static inline uint32
-QarValueHash(QarColumn *col, Datum value)
-{
-	if (col->bitwise)
-	{
-		uint64		bits = (uint64) value;
-
-		bits ^= bits >> 33;
-		bits *= UINT64CONST(0xff51afd7ed558ccd);
-		bits ^= bits >> 33;
-		return (uint32) bits;
-	}
-	return DatumGetUInt32(FunctionCall1Coll(&col->vt->hash, col->vt->collation, value));
-}
-
-/* Equality of two column values under the type's equality */
-static inline bool
-QarValueEqual(QarColumn *col, Datum a, Datum b)
-{
-	if (col->bitwise)
-		return a == b;
-	return DatumGetBool(FunctionCall2Coll(&col->vt->equal, col->vt->collation, a, b));
-}
-
-#define SH_PREFIX qarvalue
-#define SH_ELEMENT_TYPE QarValueEntry
-#define SH_KEY_TYPE Datum
-#define SH_KEY value
-#define SH_HASH_KEY(tb, key) QarValueHash((QarColumn *) (tb)->private_data, key)
-#define SH_EQUAL(tb, a, b) QarValueEqual((QarColumn *) (tb)->private_data, a, b)
-#define SH_STORE_HASH
-#define SH_GET_HASH(tb, a) ((a)->hash)
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-/* Give -0 and every NaN of a float one representation, so bits decide equality */
-static Datum
-QarNormalizeFloat(QarColumn *col, Datum value)
-{
-	if (col->type == FLOAT8OID)
-	{
-		double		v = DatumGetFloat8(value);
-
-		if (isnan(v))
-			return Float8GetDatum(get_float8_nan());
-		if (v == 0.0)
-			return Float8GetDatum(0.0);
-	}
-	else
-	{
-		float		v = DatumGetFloat4(value);
-
-		if (isnan(v))
-			return Float4GetDatum(get_float4_nan());
-		if (v == 0.0f)
-			return Float4GetDatum(0.0f);
-	}
-	return value;
-}
-
-/* Provisional code of a value in first-seen order; a new value is copied */
-static int32
-QarValueCode(QarColumn *col, Datum value)
-{
-	QarValueEntry *entry;
-	bool		found;
-
-	if (col->is_float)
-		value = QarNormalizeFloat(col, value);
-	entry = qarvalue_insert(col->table, value, &found);
-	if (!found)
-	{
-		if (col->nvalues == col->capacity)
-		{
-			col->capacity *= 2;
-			col->values = repalloc_huge(col->values, sizeof(ValueCount) * col->capacity);
-		}
-		entry->value = datumCopy(value, col->vt->typbyval, col->vt->typlen);
-		entry->code = col->nvalues;
-		col->values[col->nvalues].value = entry->value;
-		col->values[col->nvalues].count = col->nvalues;
-		col->nvalues++;
-	}
-	return entry->code;
-}
-
 /*
- * Read the arguments (rel, columns, p[, key]) and the table: one SPI query,
- * read through a cursor, as the caller.  key_arg < 0 means no key argument;
- * a NULL key orders and names rows by ctid.  Each column's values are
- * numbered through a hash table, then renumbered by the type's default
- * ordering (NULL last), so codes are dense ranks.
+ * Read the arguments (rel, columns, p[, key]) and the table through the
+ * relation reader (relreader.c): the relation is locked before its columns
+ * are resolved, and read once through a cursor, as the caller, in key order.
+ * key_arg < 0 means no key argument; a NULL key orders and names rows by
+ * ctid.  Codes are dense ranks in each type's default ordering (NULL last).
  */
 static QarTable *
 QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 {
-	Oid			relid;
 	ArrayType  *array;
 	Datum	   *elems;
 	bool	   *nulls;
@@ -248,28 +121,21 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	int			p;
 	char	   *key = NULL;
 	QarTable   *table = palloc0(sizeof(QarTable));
-	QarColumn  *cols;
-	StringInfoData sql;
-	char	   *relname;
-	MemoryContext caller = CurrentMemoryContext;
-	Portal		portal;
-	int			capacity = 0;
+	QidRelation *rel;
+	QidEncodeOptions options;
+	QidEncoded *enc;
 	double		nsubsets;
+	double		nvisited = 0;
 
 	QarNotNull(fcinfo, 0, "rel");
 	QarNotNull(fcinfo, 1, "columns");
 	QarNotNull(fcinfo, 2, "p");
-	relid = PG_GETARG_OID(0);
 	array = PG_GETARG_ARRAYTYPE_P(1);
 	p = PG_GETARG_INT32(2);
 	if (key_arg >= 0 && !PG_ARGISNULL(key_arg))
 		key = text_to_cstring(PG_GETARG_TEXT_PP(key_arg));
 
-	relname = get_rel_name(relid);
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
+	rel = QidRelationOpen(PG_GETARG_OID(0), NULL);
 	if (ARR_NDIM(array) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -279,38 +145,27 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s needs at least one column", funcname)));
-	table->ncolumns = n;
-	table->names = palloc(sizeof(char *) * n);
-	cols = palloc0(sizeof(QarColumn) * n);
 	for (int i = 0; i < n; i++)
 	{
-		AttrNumber	attnum;
-		Oid			type,
-					collation;
-		int32		typmod;
+		char	   *name;
 
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("columns must not contain NULL")));
-		table->names[i] = TextDatumGetCString(elems[i]);
-		attnum = QarCheckColumn(relid, table->names[i]);
+		name = TextDatumGetCString(elems[i]);
 		for (int k = 0; k < i; k++)
-			if (strcmp(table->names[k], table->names[i]) == 0)
+			if (strcmp(rel->names[k], name) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("column \"%s\" appears twice in columns", table->names[i])));
-		get_atttypetypmodcoll(relid, attnum, &type, &typmod, &collation);
-		cols[i].type = getBaseType(type);
-		cols[i].vt = ValueTypeGet(caller, cols[i].type, collation, funcname);
-		cols[i].is_float = cols[i].type == FLOAT8OID || cols[i].type == FLOAT4OID;
-		cols[i].bitwise = cols[i].vt->bitwise;
-		cols[i].table = qarvalue_create(caller, 1024, &cols[i]);
-		cols[i].capacity = 1024;
-		cols[i].values = MemoryContextAllocHuge(caller, sizeof(ValueCount) * cols[i].capacity);
+						 errmsg("column \"%s\" appears twice in columns", name)));
+		QidRelationColumn(rel, name);
+		/* an ordered, hashable type, before any row is read */
+		(void) ValueTypeGet(CurrentMemoryContext, getBaseType(rel->types[i]),
+							rel->collations[i], funcname);
 	}
 	if (key != NULL)
-		QarCheckColumn(relid, key);
+		QidRelationColumn(rel, key);
 	if (p < 1 || p > n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -322,125 +177,47 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 				 errmsg("%s would enumerate %.0f subsets, more than %.0f", funcname,
 						nsubsets, QAR_MAX_SUBSETS),
 				 errhint("Use fewer columns or a p further from half their number.")));
-	table->p = p;
-	table->nsubsets = (int64) nsubsets;
+	/* the lattice walk visits every subset of at most p columns on the way */
+	for (int k = 1; k <= p; k++)
+		nvisited += QarBinomial(n, k);
+	if (nvisited > QAR_MAX_SUBSETS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would visit %.0f subsets of at most %d columns, more than the limit of %.0f",
+						funcname, nvisited, p, QAR_MAX_SUBSETS),
+				 errdetail("The %.0f subsets of %d columns are reached through every smaller subset.",
+						   nsubsets, p),
+				 errhint("Use fewer columns or a smaller p.")));
+	if (key_arg >= 0 && key == NULL && rel->relkind != RELKIND_RELATION &&
+		rel->relkind != RELKIND_MATVIEW && rel->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s needs key_column for %s, which has no ctid", funcname, rel->relname),
+				 errhint("Pass the name of a column that identifies the rows.")));
+	QidRelationCheckSelect(rel, NULL);
+	/* the key column was checked with the others; only the QID is encoded */
+	rel->ncolumns = n;
 
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	for (int i = 0; i < n; i++)
-		appendStringInfo(&sql, "qar_t.%s, ", quote_identifier(table->names[i]));
-	if (key_arg < 0)
-	{
-		/* no key wanted: any order will do, and views have no ctid */
-		appendStringInfo(&sql, "NULL::text AS qar_key FROM %s AS qar_t",
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname));
-	}
-	else
-	{
-		char		relkind = get_rel_relkind(relid);
-
-		if (key == NULL && relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
-			relkind != RELKIND_PARTITIONED_TABLE)
-			ereport(ERROR,
-					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					 errmsg("%s needs key_column for %s, which has no ctid", funcname, relname),
-					 errhint("Pass the name of a column that identifies the rows.")));
-		/* order by the key column itself, not by its text output */
-		appendStringInfo(&sql, "qar_t.%s::text AS qar_key FROM %s AS qar_t ORDER BY qar_t.%s",
-						 key ? quote_identifier(key) : "ctid",
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
-						 key ? quote_identifier(key) : "ctid");
-	}
-
-	table->codes = palloc(sizeof(int32 *) * n);
-	table->ndistinct = palloc0(sizeof(int32) * n);
-	table->keys = NULL;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	portal = SPI_cursor_open_with_args(NULL, sql.data, 0, NULL, NULL, NULL, true, 0);
-	for (;;)
-	{
-		SPITupleTable *tt;
-		uint64		got;
-		MemoryContext spi;
-
-		SPI_cursor_fetch(portal, true, QAR_FETCH_ROWS);
-		tt = SPI_tuptable;
-		got = SPI_processed;
-		if (got == 0)
-			break;
-		if ((uint64) table->nrows + got >= (uint64) (PG_INT32_MAX / 2))
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("%s reads at most %d rows", funcname, PG_INT32_MAX / 2)));
-		if (table->nrows + (int) got > capacity)
-		{
-			int			newcap = Max(capacity * 2, table->nrows + (int) got);
-
-			QarCheckMemory((double) newcap * (sizeof(int32) * n + sizeof(char *) + 16),
-						   funcname);
-			for (int c = 0; c < n; c++)
-				table->codes[c] = capacity == 0 ?
-					MemoryContextAllocHuge(caller, sizeof(int32) * newcap) :
-					repalloc_huge(table->codes[c], sizeof(int32) * newcap);
-			table->keys = capacity == 0 ?
-				MemoryContextAllocHuge(caller, sizeof(char *) * newcap) :
-				repalloc_huge(table->keys, sizeof(char *) * newcap);
-			capacity = newcap;
-		}
-		spi = MemoryContextSwitchTo(caller);
-		for (uint64 r = 0; r < got; r++)
-		{
-			HeapTuple	tuple = tt->vals[r];
-			bool		isnull;
-			Datum		d;
-			int			row = table->nrows + (int) r;
-
-			for (int c = 0; c < n; c++)
-			{
-				d = SPI_getbinval(tuple, tt->tupdesc, c + 1, &isnull);
-				if (isnull)
-				{
-					cols[c].has_null = true;
-					table->codes[c][row] = -1;
-				}
-				else
-					table->codes[c][row] = QarValueCode(&cols[c], d);
-			}
-			d = SPI_getbinval(tuple, tt->tupdesc, n + 1, &isnull);
-			table->keys[row] = isnull ? NULL : TextDatumGetCString(d);
-		}
-		MemoryContextSwitchTo(spi);
-		table->nrows += (int) got;
-		SPI_freetuptable(tt);
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
-	SPI_finish();
-
-	if (table->nrows == 0)
+	memset(&options, 0, sizeof(options));
+	options.rank = true;
+	options.keys = key_arg >= 0;
+	options.key = key;
+	options.max_rows = PG_INT32_MAX / 2 - 1;
+	enc = QidEncodeRelation(rel, &options, funcname);
+	if (enc->nrows == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs a table with at least one row; %s has none", funcname, relname)));
+				 errmsg("%s needs a table with at least one row; %s has none", funcname,
+						rel->relname)));
 
-	/* renumber each column's codes by the type's ordering, NULL ranked last */
-	for (int c = 0; c < n; c++)
-	{
-		int32	   *rank = palloc(sizeof(int32) * Max(cols[c].nvalues, 1));
-		int32		null_rank = cols[c].nvalues;
-		int32	   *codes = table->codes[c];
-
-		ValueCountSort(cols[c].vt, cols[c].values, cols[c].nvalues);
-		for (int32 k = 0; k < cols[c].nvalues; k++)
-			rank[cols[c].values[k].count] = k;
-		for (int i = 0; i < table->nrows; i++)
-			codes[i] = codes[i] < 0 ? null_rank : rank[codes[i]];
-		table->ndistinct[c] = cols[c].nvalues + (cols[c].has_null ? 1 : 0);
-		pfree(rank);
-		qarvalue_destroy(cols[c].table);
-		pfree(cols[c].values);
-	}
+	table->nrows = (int) enc->nrows;
+	table->ncolumns = n;
+	table->names = enc->names;
+	table->codes = enc->codes;
+	table->ndistinct = enc->ndistinct;
+	table->keys = enc->keys;
+	table->p = p;
+	table->nsubsets = (int64) nsubsets;
 	return table;
 }
 

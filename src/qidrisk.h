@@ -9,6 +9,7 @@
 
 #include "compat.h"
 
+#include "access/tupdesc.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -309,6 +310,7 @@ typedef struct QidEncoded
 	int32	  **codes;			/* codes[column][row] */
 	int32	   *ndistinct;		/* distinct values per column, NULL included */
 	Size		memory;			/* bytes the codes occupy */
+	char	  **keys;			/* with keys: each row's key as text, or NULL */
 } QidEncoded;
 
 /*
@@ -339,10 +341,52 @@ typedef struct QidSubset
 
 typedef void (*QidSubsetVisitor) (const QidSubset *subset, void *arg);
 
-extern QidEncoded *QidEncodeRelation(Oid relid, char **names, int ncolumns,
-									 bool drop_incomplete, const char *funcname);
 extern void QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
 							QidSubsetVisitor visitor, void *arg, const char *funcname);
+
+/* ---- relreader.c ---- */
+
+/*
+ * A relation opened and locked (AccessShareLock, to the end of the
+ * transaction) by a table-level function, and the columns it reads, resolved
+ * under that lock.
+ */
+typedef struct QidRelation
+{
+	Oid			relid;
+	char		relkind;
+	bool		changed;		/* altered after the active snapshot was taken */
+	char	   *relname;		/* for messages */
+	char	   *qualified;		/* quoted schema.name, for queries */
+	TupleDesc	desc;			/* a copy of the relation's descriptor */
+	int			ncolumns;		/* the chosen columns */
+	int			capacity;
+	char	  **names;
+	AttrNumber *attnums;
+	Oid		   *types;
+	Oid		   *collations;
+} QidRelation;
+
+/* How QidEncodeRelation reads a relation */
+typedef struct QidEncodeOptions
+{
+	bool		drop_incomplete;	/* leave out rows with a NULL or '' value */
+	bool		rank;			/* codes are ranks in the type's order, NULL last */
+	bool		keys;			/* keep each row's key as text, rows in key order */
+	const char *key;			/* the key column, or NULL for ctid */
+	int64		max_rows;		/* most rows read, 0 for the default */
+} QidEncodeOptions;
+
+extern QidRelation *QidRelationOpen(Oid relid, const char *what);
+extern int	QidRelationColumn(QidRelation *rel, const char *name);
+extern void QidRelationEveryColumn(QidRelation *rel, const char *funcname);
+extern void QidRelationCheckSelect(QidRelation *rel, const char *hint);
+extern void QidRelationCheckResult(QidRelation *rel, TupleDesc desc, int first, int count,
+								   const char *funcname);
+extern bool QidReadSnapshotPush(QidRelation *rel, QidRelation *other);
+extern void QidCheckSearchMemory(double bytes, const char *funcname, const char *what);
+extern QidEncoded *QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options,
+									 const char *funcname);
 
 /* ---- gpd.c ---- */
 

@@ -40,353 +40,6 @@
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_search);
 
-/* Rows fetched from the cursor at a time */
-#define FETCH_BATCH 10000
-
-/* How one column's values are hashed and compared while encoding */
-typedef struct EncodeColumn
-{
-	Oid			type;
-	Oid			collation;
-	bool		bitwise;		/* equal values have equal Datums */
-	bool		typbyval;
-	int16		typlen;
-	FmgrInfo	hash;
-	FmgrInfo	equal;
-	int32		null_code;		/* the code of NULL, -1 until seen */
-	int32		ndistinct;
-	Size		value_bytes;	/* bytes of copied by-reference values */
-} EncodeColumn;
-
-/* One distinct value of a column and its code */
-typedef struct CodeEntry
-{
-	Datum		value;
-	int32		code;
-	uint32		hash;
-	char		status;
-} CodeEntry;
-
-/* Hash a value as the column's type does (by its bits when that is the same) */
-static inline uint32
-CodeHash(EncodeColumn *column, Datum value)
-{
-	return QidDatumHash(column->bitwise, &column->hash, column->collation, value);
-}
-
-/* Compare two values with the type's equality under the column's collation */
-static inline bool
-CodeEqual(EncodeColumn *column, Datum a, Datum b)
-{
-	return QidDatumEqual(column->bitwise, &column->equal, column->collation, a, b);
-}
-
-#define SH_PREFIX codehash
-#define SH_ELEMENT_TYPE CodeEntry
-#define SH_KEY_TYPE Datum
-#define SH_KEY value
-#define SH_HASH_KEY(tb, key) CodeHash((EncodeColumn *) (tb)->private_data, key)
-#define SH_EQUAL(tb, a, b) CodeEqual((EncodeColumn *) (tb)->private_data, a, b)
-#define SH_STORE_HASH
-#define SH_GET_HASH(tb, a) ((a)->hash)
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-/* Stop with an error naming the memory setting */
-static void
-CheckSearchMemory(double bytes, const char *funcname, const char *what)
-{
-	Size		budget = QidStateMemoryBudget();
-
-	if (bytes > (double) budget)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s exceeds qidrisk.max_state_memory", funcname),
-				 errdetail("%s need %.0f kB; the budget is %zu kB.",
-						   what, bytes / 1024.0, budget / 1024),
-				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or pass fewer columns or a smaller max_size.")));
-}
-
-/* Prepare the hashing of one column of the query's result */
-static void
-EncodeColumnInit(EncodeColumn *column, Oid type, Oid collation, const char *name,
-				 const char *funcname)
-{
-	TypeCacheEntry *entry;
-
-	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO);
-	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("%s cannot compare the values of column \"%s\": type %s has no default hash support",
-						funcname, name, format_type_be(type)),
-				 errhint("Leave the column out, or compare a hashable expression of it in a view.")));
-	column->type = type;
-	column->collation = collation;
-	get_typlenbyval(type, &column->typlen, &column->typbyval);
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case TIMEOID:
-		case OIDOID:
-		case BOOLOID:
-		case CHAROID:
-			column->bitwise = true;
-			break;
-		default:
-			column->bitwise = false;
-	}
-	fmgr_info_copy(&column->hash, &entry->hash_proc_finfo, CurrentMemoryContext);
-	fmgr_info_copy(&column->equal, &entry->eq_opr_finfo, CurrentMemoryContext);
-	column->null_code = -1;
-}
-
-/* Copy a value into a context */
-static Datum
-MemoryContextCopyDatum(MemoryContext context, Datum value, int16 typlen)
-{
-	MemoryContext old = MemoryContextSwitchTo(context);
-	Datum		copy = datumCopy(value, false, typlen);
-
-	MemoryContextSwitchTo(old);
-	return copy;
-}
-
-/* The code of one value, a new one when the value is new */
-static inline int32
-EncodeValue(EncodeColumn *column, codehash_hash *table, MemoryContext keep,
-			Datum value, bool isnull)
-{
-	CodeEntry  *entry;
-	bool		found;
-
-	if (isnull)
-	{
-		if (column->null_code < 0)
-			column->null_code = column->ndistinct++;
-		return column->null_code;
-	}
-	/* compare and keep varlena values plain, not toasted */
-	if (column->typlen == -1)
-		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
-	entry = codehash_insert(table, value, &found);
-	if (!found)
-	{
-		if (!column->typbyval)
-		{
-			Size		bytes = datumGetSize(value, false, column->typlen);
-
-			entry->value = MemoryContextCopyDatum(keep, value, column->typlen);
-			column->value_bytes += bytes;
-		}
-		entry->code = column->ndistinct++;
-	}
-	return entry->code;
-}
-
-/* Build "SELECT c1, c2, ... [, incomplete] FROM rel" with quoted names */
-static char *
-EncodeQuery(Oid relid, char **names, Oid *types, int ncolumns, bool drop_incomplete)
-{
-	StringInfoData query;
-
-	initStringInfo(&query);
-	appendStringInfoString(&query, "SELECT ");
-	for (int i = 0; i < ncolumns; i++)
-		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "", quote_identifier(names[i]));
-	if (drop_incomplete)
-	{
-		/* a NULL, or an empty string of a string type, makes a row incomplete */
-		appendStringInfoString(&query, ", (");
-		for (int i = 0; i < ncolumns; i++)
-		{
-			const char *q = quote_identifier(names[i]);
-			char		category;
-			bool		preferred;
-
-			get_type_category_preferred(getBaseType(types[i]), &category, &preferred);
-			appendStringInfo(&query, "%s%s IS NULL", i > 0 ? " OR " : "", q);
-			if (category == TYPCATEGORY_STRING)
-				appendStringInfo(&query, " OR %s = ''", q);
-		}
-		appendStringInfoString(&query, ")");
-	}
-	appendStringInfo(&query, " FROM %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)));
-	return query.data;
-}
-
-/*
- * Read the candidate columns of a relation once and dictionary-encode them.
- * names[] must be distinct columns of the relation.  With drop_incomplete,
- * rows with a NULL (or, for string types, empty) value in any candidate
- * column are left out and counted in dropped.  The result and its codes live
- * in the current memory context.
- */
-QidEncoded *
-QidEncodeRelation(Oid relid, char **names, int ncolumns, bool drop_incomplete,
-				  const char *funcname)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext work;
-	MemoryContext batch;
-	QidEncoded *enc;
-	EncodeColumn *columns;
-	codehash_hash **tables;
-	Oid		   *types;
-	Datum	   *row_values;
-	bool	   *row_nulls;
-	char	   *query;
-	SPIPlanPtr	plan;
-	Portal		portal;
-	int64		capacity = 0;
-	int			ret;
-
-	enc = palloc0(sizeof(QidEncoded));
-	enc->ncolumns = ncolumns;
-	enc->names = palloc(sizeof(char *) * ncolumns);
-	enc->codes = palloc0(sizeof(int32 *) * ncolumns);
-	enc->ndistinct = palloc0(sizeof(int32) * ncolumns);
-	for (int i = 0; i < ncolumns; i++)
-		enc->names[i] = pstrdup(names[i]);
-
-	/* dictionaries live only while encoding */
-	work = AllocSetContextCreate(caller, "qidrisk encoding", ALLOCSET_DEFAULT_SIZES);
-	batch = AllocSetContextCreate(work, "qidrisk encoding batch", ALLOCSET_DEFAULT_SIZES);
-	columns = MemoryContextAllocZero(work, sizeof(EncodeColumn) * ncolumns);
-	tables = MemoryContextAllocZero(work, sizeof(codehash_hash *) * ncolumns);
-	types = MemoryContextAllocZero(work, sizeof(Oid) * ncolumns);
-	row_values = MemoryContextAlloc(work, sizeof(Datum) * (ncolumns + 1));
-	row_nulls = MemoryContextAlloc(work, sizeof(bool) * (ncolumns + 1));
-	for (int i = 0; i < ncolumns; i++)
-	{
-		AttrNumber	attnum = get_attnum(relid, names[i]);
-
-		types[i] = get_atttype(relid, attnum);
-	}
-	query = EncodeQuery(relid, names, types, ncolumns, drop_incomplete);
-
-	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
-			 SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-
-	/* types and collations as the query sees them */
-	{
-		MemoryContext old = MemoryContextSwitchTo(work);
-
-		for (int i = 0; i < ncolumns; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
-
-			EncodeColumnInit(&columns[i], att->atttypid, att->attcollation,
-							 names[i], funcname);
-			tables[i] = codehash_create(work, 256, &columns[i]);
-		}
-		MemoryContextSwitchTo(old);
-	}
-
-	for (;;)
-	{
-		SPITupleTable *tuptable;
-		TupleDesc	desc;
-		uint64		nfetched;
-		MemoryContext old;
-
-		SPI_cursor_fetch(portal, true, FETCH_BATCH);
-		nfetched = SPI_processed;
-		tuptable = SPI_tuptable;
-		if (nfetched == 0)
-			break;
-		desc = tuptable->tupdesc;
-
-		/* grow the code arrays */
-		if (enc->nrows + (int64) nfetched > capacity)
-		{
-			int64		newcap = Max(capacity * 2, enc->nrows + (int64) nfetched);
-
-			newcap = Max(newcap, 1024);
-			if (newcap >= PG_INT32_MAX)
-				newcap = PG_INT32_MAX - 1;
-			if (enc->nrows + (int64) nfetched > newcap)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("%s handles at most %d rows", funcname, PG_INT32_MAX - 2)));
-			CheckSearchMemory((double) newcap * sizeof(int32) * ncolumns, funcname,
-							  "The encoded columns");
-			for (int i = 0; i < ncolumns; i++)
-			{
-				if (enc->codes[i] == NULL)
-					enc->codes[i] = MemoryContextAllocHuge(caller, newcap * sizeof(int32));
-				else
-					enc->codes[i] = repalloc_huge(enc->codes[i], newcap * sizeof(int32));
-			}
-			capacity = newcap;
-		}
-
-		for (uint64 r = 0; r < nfetched; r++)
-		{
-			HeapTuple	tuple = tuptable->vals[r];
-			bool		isnull;
-
-			if ((r & 0x3FF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (drop_incomplete)
-			{
-				Datum		incomplete = heap_getattr(tuple, ncolumns + 1, desc, &isnull);
-
-				if (!isnull && DatumGetBool(incomplete))
-				{
-					enc->dropped++;
-					continue;
-				}
-			}
-
-			old = MemoryContextSwitchTo(batch);
-			heap_deform_tuple(tuple, desc, row_values, row_nulls);
-			for (int i = 0; i < ncolumns; i++)
-				enc->codes[i][enc->nrows] = EncodeValue(&columns[i], tables[i], work,
-														row_values[i], row_nulls[i]);
-			MemoryContextSwitchTo(old);
-			enc->nrows++;
-		}
-		SPI_freetuptable(tuptable);
-		MemoryContextReset(batch);
-
-		/* the dictionaries count against the budget too */
-		{
-			double		bytes = (double) capacity * sizeof(int32) * ncolumns;
-
-			for (int i = 0; i < ncolumns; i++)
-				bytes += (double) tables[i]->size * sizeof(CodeEntry) + columns[i].value_bytes;
-			CheckSearchMemory(bytes, funcname, "The encoded columns and their dictionaries");
-		}
-	}
-	SPI_cursor_close(portal);
-	SPI_finish();
-
-	for (int i = 0; i < ncolumns; i++)
-	{
-		enc->ndistinct[i] = columns[i].ndistinct;
-		if (enc->codes[i] == NULL)
-			enc->codes[i] = palloc(sizeof(int32));
-	}
-	enc->memory = (Size) capacity * sizeof(int32) * ncolumns;
-	MemoryContextDelete(work);
-	return enc;
-}
-
 /* ---- the lattice walk ---- */
 
 typedef struct Walk
@@ -512,7 +165,7 @@ RememberIdentifier(Walk *walk)
 	{
 		walk->nidentifiers++;
 		if ((walk->nidentifiers & 0x3FF) == 0)
-			CheckSearchMemory((double) walk->nidentifiers *
+			QidCheckSearchMemory((double) walk->nidentifiers *
 							  (sizeof(uint64) * walk->nwords + 64) + walk->enc->memory,
 							  walk->funcname, "The identifiers found and the encoded columns");
 	}
@@ -698,7 +351,7 @@ QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
 		(double) (depth * (enc->nrows + enc->nrows / 2 + 1) + enc->nrows) * sizeof(int32) +
 		(double) enc->nrows * sizeof(uint16) * enc->ncolumns +
 		2.0 * max_distinct * sizeof(int32);
-	CheckSearchMemory(bytes, funcname, "The encoded columns and the partitions of the walk");
+	QidCheckSearchMemory(bytes, funcname, "The encoded columns and the partitions of the walk");
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "qidrisk lattice walk",
 								 ALLOCSET_DEFAULT_SIZES);
@@ -831,7 +484,7 @@ AddResult(SearchState *state, const QidSubset *subset)
 		state->pool = state->pool == NULL ?
 			MemoryContextAllocHuge(state->context, sizeof(int32) * state->pool_capacity) :
 			repalloc_huge(state->pool, sizeof(int32) * state->pool_capacity);
-		CheckSearchMemory((double) state->base_memory +
+		QidCheckSearchMemory((double) state->base_memory +
 						  (double) state->capacity * sizeof(SearchResult) +
 						  (double) state->pool_capacity * sizeof(int32),
 						  state->funcname, "The examined subsets and the encoded columns");
@@ -888,33 +541,17 @@ CollectSubset(const QidSubset *subset, void *arg)
 	}
 }
 
-/* Check the candidate column names and turn NULL into every column */
-static char **
-SearchColumns(Oid relid, ArrayType *array, int *ncolumns, const char *funcname)
+/* Lock the relation, resolve the candidate columns (NULL: every column), check access */
+static QidRelation *
+SearchColumns(Oid relid, ArrayType *array, const char *funcname)
 {
-	char	  **names;
+	QidRelation *rel = QidRelationOpen(relid, NULL);
 
 	if (array == NULL)
 	{
-		Relation	rel = relation_open(relid, AccessShareLock);
-		TupleDesc	desc = RelationGetDescr(rel);
-		int			n = 0;
-
-		names = palloc(sizeof(char *) * Max(desc->natts, 1));
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, i);
-
-			if (!att->attisdropped)
-				names[n++] = pstrdup(NameStr(att->attname));
-		}
-		relation_close(rel, AccessShareLock);
-		if (n == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: %s has no columns", funcname, get_rel_name(relid))));
-		*ncolumns = n;
-		return names;
+		QidRelationEveryColumn(rel, funcname);
+		QidRelationCheckSelect(rel, "qid_search without columns (NULL) reads every column of the table; pass the columns you may read.");
+		return rel;
 	}
 	else
 	{
@@ -932,31 +569,25 @@ SearchColumns(Oid relid, ArrayType *array, int *ncolumns, const char *funcname)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s needs at least one candidate column", funcname),
 					 errhint("Pass NULL to examine every column of the table.")));
-		names = palloc(sizeof(char *) * n);
 		for (int i = 0; i < n; i++)
 		{
-			AttrNumber	attnum;
+			char	   *name;
 
 			if (nulls[i])
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("%s: candidate column names must not be NULL", funcname)));
-			names[i] = TextDatumGetCString(elems[i]);
-			attnum = get_attnum(relid, names[i]);
-			if (attnum <= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("column \"%s\" does not exist in %s", names[i],
-								get_rel_name(relid))));
-			for (int j = 0; j < i; j++)
-				if (strcmp(names[i], names[j]) == 0)
+			name = TextDatumGetCString(elems[i]);
+			for (int j = 0; j < rel->ncolumns; j++)
+				if (strcmp(name, rel->names[j]) == 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("%s: column \"%s\" is listed twice", funcname, names[i]),
+							 errmsg("%s: column \"%s\" is listed twice", funcname, name),
 							 errdetail("Each candidate column may appear once.")));
+			QidRelationColumn(rel, name);
 		}
-		*ncolumns = n;
-		return names;
+		QidRelationCheckSelect(rel, "qid_search reads only the candidate columns; with columns NULL it reads every column.");
+		return rel;
 	}
 }
 
@@ -972,10 +603,10 @@ qidrisk_qid_search(PG_FUNCTION_ARGS)
 	MemoryContext work;
 	MemoryContext old;
 	Oid			relid;
-	char	  **names;
+	QidRelation *rel;
 	int			ncolumns;
 	int			max_size;
-	bool		drop_incomplete;
+	QidEncodeOptions options;
 	QidEncoded *enc;
 	SearchState state;
 
@@ -992,17 +623,18 @@ qidrisk_qid_search(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s: drop_incomplete and summary must not be NULL", funcname)));
-	drop_incomplete = PG_GETARG_BOOL(3);
+	memset(&options, 0, sizeof(options));
+	options.drop_incomplete = PG_GETARG_BOOL(3);
 
 	InitMaterializedSRF(fcinfo, 0);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "qid_search", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	names = SearchColumns(relid, PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1),
-						  &ncolumns, funcname);
+	rel = SearchColumns(relid, PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1), funcname);
+	ncolumns = rel->ncolumns;
 	max_size = PG_ARGISNULL(2) ? ncolumns : Min(PG_GETARG_INT32(2), ncolumns);
 
-	enc = QidEncodeRelation(relid, names, ncolumns, drop_incomplete, funcname);
+	enc = QidEncodeRelation(rel, &options, funcname);
 
 	memset(&state, 0, sizeof(state));
 	state.context = work;

@@ -1,0 +1,792 @@
+/*
+ * relreader.c
+ *	  The one way qidrisk's table-level functions read a relation.
+ *
+ * A relation is opened by OID and locked (AccessShareLock, held to the end of
+ * the transaction) before its columns are resolved, so that no ALTER TABLE or
+ * DROP can change them between the lookup and the scan.  Unknown columns get
+ * a 42703 error that suggests the nearest existing name; missing SELECT
+ * privilege a 42501 error that names the column.  The scan runs through SPI as
+ * the caller (privileges and row-level security hold), and its values are
+ * decoded with the executed query's tuple descriptor, which must show the
+ * types resolved under the lock.
+ *
+ * The dictionary encoder shared by qid_search and qar_* turns each column's
+ * values into dense integer codes: values equal under the type's default hash
+ * equality and the column's collation share a code, NULL is one more code.
+ * Its hash tables place values by a hash keyed with a per-query random seed,
+ * so that chosen values cannot make them degenerate.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/heap.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+#include "utils/varlena.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qidrisk_require_columns);
+
+/* Rows fetched from the cursor at a time */
+#define FETCH_BATCH 10000
+
+/* ---- opening and resolving ---- */
+
+/*
+ * Whether the relation's pg_class row was written by a transaction that the
+ * active snapshot does not see: a DDL (a rewrite, an added column) that
+ * committed while this call waited for its lock.  Rows read with that
+ * snapshot would be the old ones (or none, after a rewrite).
+ */
+static bool
+ChangedAfterSnapshot(Oid relid)
+{
+	HeapTuple	tuple;
+	TransactionId xmin;
+	bool		changed = false;
+
+	if (!ActiveSnapshotSet())
+		return false;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	xmin = HeapTupleHeaderGetXmin(tuple->t_data);
+	if (TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin))
+		changed = XidInMVCCSnapshot(xmin, GetActiveSnapshot());
+	ReleaseSysCache(tuple);
+	return changed;
+}
+
+/*
+ * Open and lock a relation that can be selected from, or raise 42P01 (it does
+ * not exist, or was dropped meanwhile) or 42809.  what ("release", ...) may
+ * be NULL.  The lock is kept until the end of the transaction.
+ */
+QidRelation *
+QidRelationOpen(Oid relid, const char *what)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+	QidRelation *result;
+	TupleDesc	desc;
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s%srelation with OID %u does not exist",
+						what ? what : "", what ? " " : "", relid)));
+	result = palloc0(sizeof(QidRelation));
+	result->relid = relid;
+	result->changed = ChangedAfterSnapshot(relid);
+	result->relkind = rel->rd_rel->relkind;
+	result->relname = pstrdup(RelationGetRelationName(rel));
+	result->qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												   result->relname);
+	if (result->relkind != RELKIND_RELATION && result->relkind != RELKIND_VIEW &&
+		result->relkind != RELKIND_MATVIEW && result->relkind != RELKIND_FOREIGN_TABLE &&
+		result->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s%s\"%s\" is not a table, view or materialized view",
+						what ? what : "", what ? " " : "", result->relname)));
+	desc = RelationGetDescr(rel);
+	result->desc = CreateTupleDescCopy(desc);
+	result->capacity = Max(desc->natts, 4);
+	result->names = palloc(sizeof(char *) * result->capacity);
+	result->attnums = palloc(sizeof(AttrNumber) * result->capacity);
+	result->types = palloc(sizeof(Oid) * result->capacity);
+	result->collations = palloc(sizeof(Oid) * result->capacity);
+	/* the lock stays until the end of the transaction */
+	relation_close(rel, NoLock);
+	return result;
+}
+
+/* The live user column of a name that is nearest to name, or NULL */
+static const char *
+NearestColumn(QidRelation *rel, const char *name)
+{
+	const char *best = NULL;
+	int			best_distance = INT_MAX;
+	int			len = strlen(name);
+
+	for (int i = 0; i < rel->desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(rel->desc, i);
+		const char *candidate = NameStr(att->attname);
+		int			distance;
+
+		if (att->attisdropped)
+			continue;
+		if (pg_strcasecmp(candidate, name) == 0)
+			return candidate;
+		distance = varstr_levenshtein(name, len, candidate, strlen(candidate), 1, 1, 1, true);
+		if (distance < best_distance)
+		{
+			best_distance = distance;
+			best = candidate;
+		}
+	}
+	/* suggest only names that could be typos of the one given */
+	if (best != NULL && best_distance <= Max(2, len / 3))
+		return best;
+	return NULL;
+}
+
+/*
+ * Add a user column by name (case-sensitive, as stored) and return its
+ * position among the chosen columns; raise 42703 if there is none.
+ */
+int
+QidRelationColumn(QidRelation *rel, const char *name)
+{
+	for (int i = 0; i < rel->desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(rel->desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+		{
+			int			k = rel->ncolumns;
+
+			if (k == rel->capacity)
+			{
+				rel->capacity *= 2;
+				rel->names = repalloc(rel->names, sizeof(char *) * rel->capacity);
+				rel->attnums = repalloc(rel->attnums, sizeof(AttrNumber) * rel->capacity);
+				rel->types = repalloc(rel->types, sizeof(Oid) * rel->capacity);
+				rel->collations = repalloc(rel->collations, sizeof(Oid) * rel->capacity);
+			}
+			rel->names[k] = pstrdup(name);
+			rel->attnums[k] = att->attnum;
+			rel->types[k] = att->atttypid;
+			rel->collations[k] = att->attcollation;
+			rel->ncolumns++;
+			return k;
+		}
+	}
+	if (SystemAttributeByName(name) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", name, rel->relname),
+				 errdetail("System columns cannot be read as table columns here.")));
+	{
+		const char *nearest = NearestColumn(rel, name);
+
+		if (nearest != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							name, rel->relname),
+					 errdetail("Column names are case-sensitive and taken as written, without quotes."),
+					 errhint("Did you mean \"%s\"?", nearest)));
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						name, rel->relname),
+				 errdetail("Column names are case-sensitive and taken as written, without quotes.")));
+	}
+	return -1;					/* keep compiler quiet */
+}
+
+/* Add every live user column, in table order; raise 22023 if there is none */
+void
+QidRelationEveryColumn(QidRelation *rel, const char *funcname)
+{
+	for (int i = 0; i < rel->desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(rel->desc, i);
+
+		if (!att->attisdropped)
+			QidRelationColumn(rel, NameStr(att->attname));
+	}
+	if (rel->ncolumns == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: %s has no columns", funcname, rel->relname)));
+}
+
+/*
+ * Raise 42501 naming the first chosen column the caller may not SELECT
+ * (the table-wide privilege covers them all).  hint may be NULL.
+ */
+void
+QidRelationCheckSelect(QidRelation *rel, const char *hint)
+{
+	Oid			userid = GetUserId();
+
+	if (pg_class_aclcheck(rel->relid, userid, ACL_SELECT) == ACLCHECK_OK)
+		return;
+	for (int i = 0; i < rel->ncolumns; i++)
+		if (pg_attribute_aclcheck(rel->relid, rel->attnums[i], userid, ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for column \"%s\" of relation \"%s\"",
+							rel->names[i], rel->relname),
+					 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * Check that the first chosen columns of the executed query (from column
+ * first of desc on) have the types resolved under the lock.
+ */
+void
+QidRelationCheckResult(QidRelation *rel, TupleDesc desc, int first, int count,
+					   const char *funcname)
+{
+	if (desc == NULL || desc->natts < first + count)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s: the query over %s returned other columns than expected",
+						funcname, rel->relname)));
+	for (int i = 0; i < count; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, first + i);
+
+		if (att->atttypid != rel->types[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%s: column \"%s\" of %s changed type while it was read",
+							funcname, rel->names[i], rel->relname),
+					 errdetail("It was resolved as %s and read as %s.",
+							   format_type_be(rel->types[i]), format_type_be(att->atttypid)),
+					 errhint("Run the call again.")));
+	}
+}
+
+/* Raise 40001: rel changed after the snapshot this read must use */
+static void
+ChangedError(QidRelation *rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not read \"%s\": it was altered by a transaction that committed after this statement's snapshot",
+					rel->relname),
+			 errhint("Run the statement again.")));
+}
+
+/*
+ * Before the scans of a C function: when a relation changed after the
+ * statement's snapshot (its DDL committed while we waited for the lock),
+ * read with a new snapshot, taken after the lock (READ COMMITTED), or raise
+ * 40001 (REPEATABLE READ and SERIALIZABLE keep one snapshot).  Returns
+ * whether a snapshot was pushed; the caller pops it after opening its scans.
+ */
+bool
+QidReadSnapshotPush(QidRelation *rel, QidRelation *other)
+{
+	QidRelation *changed = rel->changed ? rel : other != NULL && other->changed ? other : NULL;
+
+	if (changed == NULL)
+		return false;
+	if (IsolationUsesXactSnapshot())
+		ChangedError(changed);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return true;
+}
+
+/*
+ * qidrisk_require_columns(rel, columns): lock rel, check that it has every
+ * listed column (NULL: every column) and that the caller may read them; the
+ * first step of every table-level function written in SQL.
+ */
+Datum
+qidrisk_require_columns(PG_FUNCTION_ARGS)
+{
+	QidRelation *rel;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("a table is needed, not NULL")));
+	rel = QidRelationOpen(PG_GETARG_OID(0), NULL);
+	/* the caller's statements read with its snapshot, which must see the table as locked */
+	if (rel->changed)
+		ChangedError(rel);
+	if (PG_ARGISNULL(1))
+		QidRelationEveryColumn(rel, "qidrisk");
+	else
+	{
+		ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		if (ARR_NDIM(array) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("column names must be a one-dimensional array")));
+		deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		for (int i = 0; i < n; i++)
+		{
+			if (nulls[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("column names must not be NULL")));
+			QidRelationColumn(rel, TextDatumGetCString(elems[i]));
+		}
+	}
+	QidRelationCheckSelect(rel, NULL);
+	PG_RETURN_VOID();
+}
+
+/* ---- the dictionary encoder ---- */
+
+/* How one column's values are hashed and compared while encoding */
+typedef struct EncodeColumn
+{
+	Oid			type;
+	Oid			collation;
+	bool		bitwise;		/* equal values have equal Datums */
+	bool		extended;		/* hash is the type's seeded extended hash */
+	bool		typbyval;
+	int16		typlen;
+	uint64		seed;			/* this query's random hash key */
+	FmgrInfo	hash;
+	FmgrInfo	equal;
+	int32		null_code;		/* the code of NULL, -1 until seen */
+	int32		ndistinct;
+	Size		value_bytes;	/* bytes of copied by-reference values */
+	ValueType  *vt;				/* ordering, when codes become ranks */
+	ValueCount *values;			/* distinct values, count = their code (ranks) */
+	int32		nvalues;
+	int32		capacity;
+} EncodeColumn;
+
+/* One distinct value of a column and its code */
+typedef struct CodeEntry
+{
+	Datum		value;
+	int32		code;
+	uint32		hash;
+	char		status;
+} CodeEntry;
+
+/* Hash a value, keyed by the query's seed so placement cannot be chosen */
+static inline uint32
+CodeHash(EncodeColumn *column, Datum value)
+{
+	if (column->bitwise)
+		return QidDatumBitsHash((uint64) value ^ column->seed);
+	if (column->extended)
+		return (uint32) DatumGetUInt64(FunctionCall2Coll(&column->hash, column->collation, value,
+														 UInt64GetDatum(column->seed)));
+	return QidDatumBitsHash(DatumGetUInt32(FunctionCall1Coll(&column->hash, column->collation,
+															 value)) ^ column->seed);
+}
+
+/* Compare two values with the type's equality under the column's collation */
+static inline bool
+CodeEqual(EncodeColumn *column, Datum a, Datum b)
+{
+	return QidDatumEqual(column->bitwise, &column->equal, column->collation, a, b);
+}
+
+#define SH_PREFIX codehash
+#define SH_ELEMENT_TYPE CodeEntry
+#define SH_KEY_TYPE Datum
+#define SH_KEY value
+#define SH_HASH_KEY(tb, key) CodeHash((EncodeColumn *) (tb)->private_data, key)
+#define SH_EQUAL(tb, a, b) CodeEqual((EncodeColumn *) (tb)->private_data, a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* Stop with an error naming the memory setting */
+void
+QidCheckSearchMemory(double bytes, const char *funcname, const char *what)
+{
+	Size		budget = QidStateMemoryBudget();
+
+	if (bytes > (double) budget)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s exceeds qidrisk.max_state_memory", funcname),
+				 errdetail("%s need %.0f kB; the budget is %zu kB.",
+						   what, bytes / 1024.0, budget / 1024),
+				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or pass fewer columns or a smaller max_size.")));
+}
+
+/* Prepare the hashing of one column of the executed query's result */
+static void
+EncodeColumnInit(EncodeColumn *column, Oid type, Oid collation, const char *name,
+				 bool rank, uint64 seed, const char *funcname)
+{
+	TypeCacheEntry *entry;
+
+	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO |
+							  TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("%s cannot compare the values of column \"%s\": type %s has no default hash support",
+						funcname, name, format_type_be(type)),
+				 errhint("Leave the column out, or compare a hashable expression of it in a view.")));
+	column->type = type;
+	column->collation = collation;
+	column->seed = seed;
+	get_typlenbyval(type, &column->typlen, &column->typbyval);
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case TIMEOID:
+		case OIDOID:
+		case BOOLOID:
+		case CHAROID:
+			column->bitwise = true;
+			break;
+		default:
+			column->bitwise = false;
+	}
+	column->extended = OidIsValid(entry->hash_extended_proc);
+	if (column->extended)
+		fmgr_info_copy(&column->hash, &entry->hash_extended_proc_finfo, CurrentMemoryContext);
+	else
+		fmgr_info_copy(&column->hash, &entry->hash_proc_finfo, CurrentMemoryContext);
+	fmgr_info_copy(&column->equal, &entry->eq_opr_finfo, CurrentMemoryContext);
+	column->null_code = -1;
+	if (rank)
+	{
+		column->vt = ValueTypeGet(CurrentMemoryContext, getBaseType(type), collation, funcname);
+		column->capacity = 1024;
+		column->values = MemoryContextAllocHuge(CurrentMemoryContext,
+												sizeof(ValueCount) * column->capacity);
+	}
+}
+
+/* Copy a value into a context */
+static Datum
+MemoryContextCopyDatum(MemoryContext context, Datum value, int16 typlen)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	Datum		copy = datumCopy(value, false, typlen);
+
+	MemoryContextSwitchTo(old);
+	return copy;
+}
+
+/* The code of one value, a new one when the value is new */
+static inline int32
+EncodeValue(EncodeColumn *column, codehash_hash *table, MemoryContext keep,
+			Datum value, bool isnull)
+{
+	CodeEntry  *entry;
+	bool		found;
+
+	if (isnull)
+	{
+		if (column->null_code < 0)
+			column->null_code = column->ndistinct++;
+		return column->null_code;
+	}
+	/* compare and keep varlena values plain, not toasted */
+	if (column->typlen == -1)
+		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
+	entry = codehash_insert(table, value, &found);
+	if (!found)
+	{
+		if (!column->typbyval)
+		{
+			Size		bytes = datumGetSize(value, false, column->typlen);
+
+			entry->value = MemoryContextCopyDatum(keep, value, column->typlen);
+			column->value_bytes += bytes;
+		}
+		entry->code = column->ndistinct++;
+		if (column->values != NULL)
+		{
+			if (column->nvalues == column->capacity)
+			{
+				column->capacity *= 2;
+				column->values = repalloc_huge(column->values,
+											   sizeof(ValueCount) * column->capacity);
+			}
+			column->values[column->nvalues].value = entry->value;
+			column->values[column->nvalues].count = entry->code;
+			column->nvalues++;
+		}
+	}
+	return entry->code;
+}
+
+/* Renumber a column's codes by the type's ordering, NULL ranked last */
+static void
+RankCodes(EncodeColumn *column, int32 *codes, int64 nrows)
+{
+	int32	   *rank = palloc(sizeof(int32) * Max(column->ndistinct, 1));
+
+	ValueCountSort(column->vt, column->values, column->nvalues);
+	for (int32 k = 0; k < column->nvalues; k++)
+		rank[column->values[k].count] = k;
+	if (column->null_code >= 0)
+		rank[column->null_code] = column->nvalues;
+	for (int64 r = 0; r < nrows; r++)
+	{
+		codes[r] = rank[codes[r]];
+		if ((r & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(rank);
+}
+
+/*
+ * The query that reads the chosen columns: "SELECT t.c1, t.c2, ...
+ * [, incomplete] [, key] FROM rel AS t [ORDER BY key]", with quoted names and
+ * schema-qualified operators and types.
+ */
+static char *
+EncodeQuery(QidRelation *rel, const QidEncodeOptions *options)
+{
+	StringInfoData query;
+	const char *key = NULL;
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	for (int i = 0; i < rel->ncolumns; i++)
+		appendStringInfo(&query, "%sqidrisk_t.%s", i > 0 ? ", " : "",
+						 quote_identifier(rel->names[i]));
+	if (options->drop_incomplete)
+	{
+		/* a NULL, or an empty string of a string type, makes a row incomplete */
+		appendStringInfoString(&query, ", (");
+		for (int i = 0; i < rel->ncolumns; i++)
+		{
+			const char *q = quote_identifier(rel->names[i]);
+			char		category;
+			bool		preferred;
+
+			get_type_category_preferred(getBaseType(rel->types[i]), &category, &preferred);
+			appendStringInfo(&query, "%sqidrisk_t.%s IS NULL", i > 0 ? " OR " : "", q);
+			if (category == TYPCATEGORY_STRING)
+				appendStringInfo(&query,
+								 " OR qidrisk_t.%s::pg_catalog.text OPERATOR(pg_catalog.=) ''::pg_catalog.text",
+								 q);
+		}
+		appendStringInfoString(&query, ")");
+	}
+	if (options->keys)
+	{
+		key = options->key ? quote_identifier(options->key) : "ctid";
+		appendStringInfo(&query, ", qidrisk_t.%s::pg_catalog.text", key);
+	}
+	appendStringInfo(&query, " FROM %s AS qidrisk_t", rel->qualified);
+	/* order by the key column itself, not by its text output */
+	if (key != NULL)
+		appendStringInfo(&query, " ORDER BY qidrisk_t.%s", key);
+	return query.data;
+}
+
+/*
+ * Read the chosen columns of a locked relation once and dictionary-encode
+ * them.  The columns must be distinct.  With drop_incomplete, rows with a
+ * NULL (or, for string types, empty) value in any column are left out and
+ * counted in dropped; with rank, codes are dense ranks in the type's order
+ * (NULL last); with keys, each row's key (options->key, or ctid) is kept as
+ * text and rows come in key order.  The result and its codes live in the
+ * current memory context.
+ */
+QidEncoded *
+QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char *funcname)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	MemoryContext batch;
+	QidEncoded *enc;
+	EncodeColumn *columns;
+	codehash_hash **tables;
+	Datum	   *row_values;
+	bool	   *row_nulls;
+	char	   *query;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	int			ncolumns = rel->ncolumns;
+	int			extra = 0;
+	int			key_column = -1;
+	int64		capacity = 0;
+	int64		max_rows = options->max_rows > 0 ? options->max_rows : PG_INT32_MAX - 2;
+	double		key_bytes = 0;
+	uint64		seed = pg_prng_uint64(&pg_global_prng_state);
+	bool		pushed;
+	int			ret;
+
+	enc = palloc0(sizeof(QidEncoded));
+	enc->ncolumns = ncolumns;
+	enc->names = palloc(sizeof(char *) * Max(ncolumns, 1));
+	enc->codes = palloc0(sizeof(int32 *) * Max(ncolumns, 1));
+	enc->ndistinct = palloc0(sizeof(int32) * Max(ncolumns, 1));
+	for (int i = 0; i < ncolumns; i++)
+		enc->names[i] = pstrdup(rel->names[i]);
+
+	/* dictionaries live only while encoding */
+	work = AllocSetContextCreate(caller, "qidrisk encoding", ALLOCSET_DEFAULT_SIZES);
+	batch = AllocSetContextCreate(work, "qidrisk encoding batch", ALLOCSET_DEFAULT_SIZES);
+	columns = MemoryContextAllocZero(work, sizeof(EncodeColumn) * Max(ncolumns, 1));
+	tables = MemoryContextAllocZero(work, sizeof(codehash_hash *) * Max(ncolumns, 1));
+	row_values = MemoryContextAlloc(work, sizeof(Datum) * (ncolumns + 2));
+	row_nulls = MemoryContextAlloc(work, sizeof(bool) * (ncolumns + 2));
+	if (options->drop_incomplete)
+		extra++;
+	if (options->keys)
+		key_column = ncolumns + extra++;
+	query = EncodeQuery(rel, options);
+
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
+			 SPI_result_code_string(SPI_result));
+	/* the portal keeps the snapshot it opens with */
+	pushed = QidReadSnapshotPush(rel, NULL);
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	if (pushed)
+		PopActiveSnapshot();
+
+	/* types and collations as the executed query has them */
+	QidRelationCheckResult(rel, portal->tupDesc, 0, ncolumns, funcname);
+	{
+		MemoryContext old = MemoryContextSwitchTo(work);
+
+		for (int i = 0; i < ncolumns; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
+
+			EncodeColumnInit(&columns[i], att->atttypid, att->attcollation,
+							 rel->names[i], options->rank, seed, funcname);
+			tables[i] = codehash_create(work, 256, &columns[i]);
+		}
+		MemoryContextSwitchTo(old);
+	}
+
+	for (;;)
+	{
+		SPITupleTable *tuptable;
+		TupleDesc	desc;
+		uint64		nfetched;
+		MemoryContext old;
+
+		SPI_cursor_fetch(portal, true, FETCH_BATCH);
+		nfetched = SPI_processed;
+		tuptable = SPI_tuptable;
+		if (nfetched == 0)
+			break;
+		desc = tuptable->tupdesc;
+
+		/* grow the code arrays */
+		if (enc->nrows + (int64) nfetched > capacity)
+		{
+			int64		newcap = Max(capacity * 2, enc->nrows + (int64) nfetched);
+
+			newcap = Max(newcap, 1024);
+			newcap = Min(newcap, max_rows + 1);
+			if (enc->nrows + (int64) nfetched > max_rows)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("%s handles at most " INT64_FORMAT " rows", funcname, max_rows)));
+			QidCheckSearchMemory((double) newcap * (sizeof(int32) * ncolumns +
+													(options->keys ? sizeof(char *) : 0)) +
+								 key_bytes, funcname, "The encoded columns");
+			for (int i = 0; i < ncolumns; i++)
+			{
+				if (enc->codes[i] == NULL)
+					enc->codes[i] = MemoryContextAllocHuge(caller, newcap * sizeof(int32));
+				else
+					enc->codes[i] = repalloc_huge(enc->codes[i], newcap * sizeof(int32));
+			}
+			if (options->keys)
+				enc->keys = enc->keys == NULL ?
+					MemoryContextAllocHuge(caller, newcap * sizeof(char *)) :
+					repalloc_huge(enc->keys, newcap * sizeof(char *));
+			capacity = newcap;
+		}
+
+		for (uint64 r = 0; r < nfetched; r++)
+		{
+			HeapTuple	tuple = tuptable->vals[r];
+			bool		isnull;
+
+			if ((r & 0x3FF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (options->drop_incomplete)
+			{
+				Datum		incomplete = heap_getattr(tuple, ncolumns + 1, desc, &isnull);
+
+				if (!isnull && DatumGetBool(incomplete))
+				{
+					enc->dropped++;
+					continue;
+				}
+			}
+
+			old = MemoryContextSwitchTo(batch);
+			heap_deform_tuple(tuple, desc, row_values, row_nulls);
+			for (int i = 0; i < ncolumns; i++)
+				enc->codes[i][enc->nrows] = EncodeValue(&columns[i], tables[i], work,
+														row_values[i], row_nulls[i]);
+			MemoryContextSwitchTo(old);
+			if (key_column >= 0)
+			{
+				char	   *key = NULL;
+
+				if (!row_nulls[key_column])
+				{
+					old = MemoryContextSwitchTo(caller);
+					key = TextDatumGetCString(row_values[key_column]);
+					MemoryContextSwitchTo(old);
+					key_bytes += strlen(key) + 1;
+				}
+				enc->keys[enc->nrows] = key;
+			}
+			enc->nrows++;
+		}
+		SPI_freetuptable(tuptable);
+		MemoryContextReset(batch);
+
+		/* the dictionaries count against the budget too */
+		{
+			double		bytes = (double) capacity * sizeof(int32) * ncolumns + key_bytes;
+
+			for (int i = 0; i < ncolumns; i++)
+				bytes += (double) tables[i]->size * sizeof(CodeEntry) + columns[i].value_bytes +
+					(double) columns[i].capacity * sizeof(ValueCount);
+			QidCheckSearchMemory(bytes, funcname, "The encoded columns and their dictionaries");
+		}
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+
+	for (int i = 0; i < ncolumns; i++)
+	{
+		enc->ndistinct[i] = columns[i].ndistinct;
+		if (enc->codes[i] == NULL)
+			enc->codes[i] = palloc(sizeof(int32));
+		else if (options->rank)
+			RankCodes(&columns[i], enc->codes[i], enc->nrows);
+	}
+	enc->memory = (Size) capacity * sizeof(int32) * ncolumns;
+	MemoryContextDelete(work);
+	return enc;
+}
