@@ -9,7 +9,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(124 + 9);
+SELECT plan(124 + 10);
 
 CREATE TABLE survey AS
 SELECT i AS id, i % 3 AS a, i % 5 AS b, i % 7 AS c, (i * 7) % 11 AS d, (i * 3) % 13 AS e, i % 17 AS f,
@@ -185,8 +185,10 @@ SELECT ok((SELECT abs(b.xi - a.xi) < 1e-9 AND abs(b.beta / 1e200 - a.beta) < 1e-
 SELECT ok((SELECT abs(b.xi - a.xi) < 1e-9 AND abs(b.beta / 1e-300 - a.beta) < 1e-9 * a.beta AND b.fit_method = a.fit_method
 		   FROM gpd_fit(ARRAY[1, 1, 2, 3.5, 0.25]) a, gpd_fit(ARRAY[1e-300, 1e-300, 2e-300, 3.5e-300, 0.25e-300]) b),
 		  'gpd_fit of excesses around 1e-300: the same xi, beta scaled');
-SELECT throws_ok('SELECT * FROM gpd_fit(ARRAY[1e308, 1e308, 1.7e308])', '22023', NULL,
-				 'gpd_fit whose beta would exceed the double range: no fit, 22023');
+SELECT throws_ok($$SELECT * FROM gpd_fit(ARRAY[1e308, 1e308, 1.7e308], 'pwm')$$, '22023', NULL,
+				 'gpd_fit whose pwm beta would exceed the double range: no fit, 22023');
+SELECT is((SELECT (xi, beta, fit_method)::text FROM gpd_fit(ARRAY[1e308, 1e308, 1.7e308])), '(-1,1.7e+308,boundary)',
+		  'gpd_fit auto near the top of the double range: the boundary fit, whose beta is the largest excess');
 -- the boundary just below n_u / n_p still works, and agrees with the formula
 SELECT is(round(qar_tail_risk(0.9, 0.5, 1, 364, 18, 0.04)::numeric, 12),
 		  round((1 / (1 + exp(-(ln(9) + 1 / 0.5 * ((364 * 0.04 / 18) ^ (-0.5) - 1)))))::numeric, 12),
