@@ -487,9 +487,10 @@ BirthdayPoisson(FunctionCallInfo fcinfo, bool weighted)
 	k = dist.param;
 	for (int64 i = 0; i < dist.nclasses; i++)
 	{
-		double		kp = k * dist.weights[i] / dist.total;
+		/* the share first: k times a weight of 1e300 would overflow */
+		double		kp = k * (dist.weights[i] / dist.total);
 
-		log_probability += log1p(kp) - kp;
+		log_probability += BirthdayLog1pMinusX(kp);
 	}
 	PG_RETURN_FLOAT8(exp(log_probability));
 }
