@@ -10,13 +10,13 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
-#include "catalog/pg_aggregate.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
-#include "utils/syscache.h"
 #include "nodes/primnodes.h"
+#include "utils/syscache.h"
 #include "common/hashfn.h"
 #include "datatype/timestamp.h"
 #include "utils/array.h"
@@ -344,8 +344,9 @@ CheckNotAllConstant(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 			 errmsg("%s needs columns as its quasi-identifier, not constants",
 					funcname),
 			 errdetail("Every quasi-identifier argument is a constant, so every row would fall into one class."),
-			 errhint("Pass the columns themselves, as in %s(age, sex), not their names as strings or an array.",
-					 funcname)));
+			 skip_null ?
+			 errhint("Pass qid_key() of the columns themselves, as in qid_key(age, sex), not of their names as strings.") :
+			 errhint("Pass the columns themselves (age, sex), not their names as strings or an array.")));
 }
 
 /*
