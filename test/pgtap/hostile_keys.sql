@@ -17,7 +17,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(31);
+SELECT plan(33);
 
 
 CREATE TABLE t (a integer, b text);
@@ -136,6 +136,34 @@ CREATE TEMP TABLE seeded AS SELECT approx_class_count(v) AS c FROM biased;
 SELECT is((SELECT approx_class_count(v) FROM biased), (SELECT c FROM seeded),
 		  'qidrisk.sample_seed makes estimates reproducible');
 RESET qidrisk.sample_seed;
+
+-- with the default per-statement key, parallel workers must draw the
+-- leader's key: their partial samples merge (a different key is an error)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SET max_parallel_workers_per_gather = 2;
+CREATE FUNCTION pg_temp.plan_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	plan text := '';
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	RETURN plan;
+END
+$$;
+SELECT ok(pg_temp.plan_of('SELECT approx_class_count(v) FROM biased') LIKE '%Partial Aggregate%',
+		  'the parallel check below runs partial aggregates in workers');
+SELECT ok((SELECT abs(approx_class_count(v) - 60000) < 2450 FROM biased),
+		  'per-statement key under a parallel plan: the workers'' samples merge, estimate within 10 standard errors');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+RESET max_parallel_workers_per_gather;
 
 SELECT * FROM finish();
 ROLLBACK;
