@@ -10,6 +10,7 @@ OBJS += src/qar.o
 OBJS += src/sketch.o
 OBJS += src/qidkey.o
 OBJS += src/relreader.o
+OBJS += src/hashkey.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

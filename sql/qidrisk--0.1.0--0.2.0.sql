@@ -257,3 +257,15 @@ BEGIN
 				  array_to_string(exprs, ', '), array_to_string(mods, ' OR '), base, joins);
 END
 $$;
+-- ==== numbers: keyed sampling of the approximate aggregates ====
+
+-- The approximate aggregates sample classes by a keyed permutation of the
+-- fingerprint (the key secret and new per statement, or fixed by the
+-- superuser setting qidrisk.sample_seed); this exposes the permutation so
+-- that tests can recompute a sample in plain SQL.
+CREATE FUNCTION qidrisk_sample_permute(key uuid)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'qidrisk_sample_permute'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_sample_permute(uuid) IS
+'internal: a qid_key as the approximate aggregates of the current statement sample it (their keyed permutation)';

@@ -183,6 +183,51 @@ birthday_uniqueness_approx(PG_FUNCTION_ARGS)
 }
 
 /*
+ * log1p(x) - x for x >= 0, without the cancellation of subtracting the two
+ * when x is small (a series then)
+ */
+double
+BirthdayLog1pMinusX(double x)
+{
+	if (x < 0.01)
+	{
+		double		power = x * x;
+		double		r = 0.0;
+
+		/* -x^2/2 + x^3/3 - ...: terms shrink by 100 at least */
+		for (int j = 2; j < 20; j++, power *= x)
+		{
+			double		term = power / j;
+
+			r += (j % 2 == 0) ? -term : term;
+			if (term <= 1e-18 * fabs(r))
+				break;
+		}
+		return r;
+	}
+	return log1p(x) - x;
+}
+
+/*
+ * ln of the Poisson term of a value of probability w / total drawn about k
+ * times, e^{-k w/total} (1 + k w/total): w / total is formed first so that
+ * k w cannot overflow
+ */
+double
+BirthdayLogPoissonTerm(double k, double n)
+{
+	double		x = k / n;
+
+	/* N values of probability 1/N: N (log1p(k/N) - k/N) */
+	if (isinf(x))
+	{
+		/* k/N overflows only when N is tiny: log1p(k/N) = ln k - ln N + log1p(N/k) */
+		return n * (log(k) - log(n) + log1p(n / k)) - k;
+	}
+	return n * BirthdayLog1pMinusX(x);
+}
+
+/*
  * birthday_uniqueness_poisson(k, n): with a Poisson(k) number of draws, the
  * values' counts are independent: prod over N values of e^{-k/N}(1 + k/N).
  */
@@ -193,7 +238,7 @@ birthday_uniqueness_poisson_uniform(PG_FUNCTION_ARGS)
 	double		n = PG_GETARG_FLOAT8(1);
 
 	CheckGroupAndDomain(k, n);
-	PG_RETURN_FLOAT8(exp(-(double) k + n * log1p((double) k / n)));
+	PG_RETURN_FLOAT8(exp(BirthdayLogPoissonTerm((double) k, n)));
 }
 
 /* Check an inverse question's target probability */

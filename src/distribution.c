@@ -416,28 +416,130 @@ GroupSize(Distribution *dist)
 	return (int64) dist->param;
 }
 
+/* The scaled recurrence keeps mantissas within [2^-300, 2^300] ... */
+#define SCALED_HIGH 0x1p300
+#define SCALED_LOW 0x1p-300
+/* ... and a level's exponent at most this far below the level beneath it */
+#define SCALED_MAX_GAP 600
+
+/*
+ * Bring level j's mantissa near 1 (its exponent at most SCALED_MAX_GAP below
+ * level j - 1's), then restore the cached scales of j and the levels above
+ * it, raising any level left too far below its predecessor
+ */
+static void
+Renormalize(double *g, double *scale, int64 *exponent, int64 j, int64 top)
+{
+	int64		e = exponent[j];
+
+	if (g[j] != 0.0)
+		e += ilogb(g[j]);
+	if (e < exponent[j - 1] - SCALED_MAX_GAP)
+		e = exponent[j - 1] - SCALED_MAX_GAP;
+	g[j] = ldexp(g[j], (int) (exponent[j] - e));
+	exponent[j] = e;
+	scale[j] = ldexp(1.0, (int) (exponent[j - 1] - e));
+	for (int64 l = j + 1; l <= top; l++)
+	{
+		int64		gap = exponent[l - 1] - exponent[l];
+
+		if (gap <= SCALED_MAX_GAP)
+		{
+			scale[l] = ldexp(1.0, (int) gap);
+			break;
+		}
+		g[l] = ldexp(g[l], (int) (gap - SCALED_MAX_GAP));
+		exponent[l] = exponent[l - 1] - SCALED_MAX_GAP;
+		scale[l] = ldexp(1.0, SCALED_MAX_GAP);
+	}
+}
+
 /*
  * f_j = j! e_j(p_1..p_m), j = 0..kmax, after adding each value in turn:
  * f_j <- f_j + j p f_{j-1}.  Each f_j is the probability that j draws are
- * distinct and all among the values added so far, so it stays in [0, 1] and
- * nothing overflows; it only underflows below 1e-308, where it reads 0.
+ * distinct and all among the values added so far, so it lies in [0, 1]; the
+ * function returns ln f_j (-Infinity for 0).
+ *
+ * A level is born small (j! p_1 ... p_j) and grows by hundreds of orders of
+ * magnitude as values are added, so when a level is born below 2^-960 the
+ * doubles would underflow and lose the contributions that build up the
+ * result (k = 1800 draws from 10,000 equally likely values gave 6.4e-76
+ * instead of 1.1e-75).  Then each f_j is kept as a mantissa G_j and an
+ * exponent E_j, with S_j = 2^(E_{j-1} - E_j) cached: G_j <- G_j + j p S_j
+ * G_{j-1}, and a mantissa leaving [2^-300, 2^300] is renormalized.  Since
+ * f_{j-1} >= f_j, E_{j-1} - E_j >= -600 when both mantissas are in range;
+ * it is kept at most 600 (a level further below its predecessor is raised to
+ * that gap, the mantissa shrinking: its value is then below 2^-300 of the
+ * next term it receives), so every term stays below 2^900 j.
  */
 static double *
-DistinctDrawProbabilities(Distribution *dist, int64 kmax)
+LogDistinctDrawProbabilities(Distribution *dist, int64 kmax)
 {
-	double	   *f = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	double	   *g = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	double	   *scale;
+	int64	   *exponent;
+	double		log_birth = 0.0;
+	bool		scaled = false;
+	int64		top = 0;
 
-	f[0] = 1.0;
+	/* ln of each level's first value, j! p_1 ... p_j: does one underflow? */
+	for (int64 j = 1; j <= kmax && j <= dist->nclasses; j++)
+	{
+		log_birth += log(dist->weights[j - 1] / dist->total) + log((double) j);
+		if (log_birth < -960.0 * M_LN2)
+		{
+			scaled = true;
+			break;
+		}
+	}
+
+	g[0] = 1.0;
+	if (!scaled)
+	{
+		for (int64 i = 0; i < dist->nclasses; i++)
+		{
+			double		p = dist->weights[i] / dist->total;
+
+			CHECK_FOR_INTERRUPTS();
+			top = Min(i + 1, kmax);
+			for (int64 j = top; j >= 1; j--)
+				g[j] += (double) j * p * g[j - 1];
+		}
+		for (int64 j = 0; j <= kmax; j++)
+			g[j] = log(g[j]);
+		return g;
+	}
+
+	scale = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	exponent = palloc_extended((kmax + 1) * sizeof(int64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	scale[0] = 1.0;
 	for (int64 i = 0; i < dist->nclasses; i++)
 	{
 		double		p = dist->weights[i] / dist->total;
-		int64		top = Min(i + 1, kmax);
 
 		CHECK_FOR_INTERRUPTS();
+		if (i + 1 <= kmax)
+		{
+			/* a new level, born at its predecessor's exponent */
+			top = i + 1;
+			exponent[top] = exponent[top - 1];
+			scale[top] = 1.0;
+		}
 		for (int64 j = top; j >= 1; j--)
-			f[j] += (double) j * p * f[j - 1];
+		{
+			double		v = g[j] + (double) j * p * g[j - 1] * scale[j];
+
+			g[j] = v;
+			if (unlikely(!(v <= SCALED_HIGH && v >= SCALED_LOW)) &&
+				(v > SCALED_HIGH || exponent[j] > exponent[j - 1] - SCALED_MAX_GAP))
+				Renormalize(g, scale, exponent, j, top);
+		}
 	}
-	return f;
+	for (int64 j = 0; j <= kmax; j++)
+		g[j] = log(g[j]) + (double) exponent[j] * M_LN2;
+	pfree(scale);
+	pfree(exponent);
+	return g;
 }
 
 /* birthday_uniqueness_exact(k, value [, weight]): k! e_k(p) */
@@ -446,7 +548,7 @@ BirthdayExact(FunctionCallInfo fcinfo, bool weighted)
 {
 	Distribution dist;
 	int64		k;
-	double	   *f;
+	double	   *logf;
 
 	FinalDistribution(fcinfo, weighted, &dist);
 	if (dist.nclasses == 0 || dist.total <= 0)
@@ -456,8 +558,8 @@ BirthdayExact(FunctionCallInfo fcinfo, bool weighted)
 		PG_RETURN_FLOAT8(1.0);
 	if (k > dist.nclasses)
 		PG_RETURN_FLOAT8(0.0);
-	f = DistinctDrawProbabilities(&dist, k);
-	PG_RETURN_FLOAT8(Min(f[k], 1.0));
+	logf = LogDistinctDrawProbabilities(&dist, k);
+	PG_RETURN_FLOAT8(Min(exp(logf[k]), 1.0));
 }
 
 Datum
@@ -487,9 +589,10 @@ BirthdayPoisson(FunctionCallInfo fcinfo, bool weighted)
 	k = dist.param;
 	for (int64 i = 0; i < dist.nclasses; i++)
 	{
-		double		kp = k * dist.weights[i] / dist.total;
+		/* the share first: k times a weight of 1e300 would overflow */
+		double		kp = k * (dist.weights[i] / dist.total);
 
-		log_probability += log1p(kp) - kp;
+		log_probability += BirthdayLog1pMinusX(kp);
 	}
 	PG_RETURN_FLOAT8(exp(log_probability));
 }
@@ -516,7 +619,8 @@ BirthdayMaxK(FunctionCallInfo fcinfo, bool weighted)
 {
 	Distribution dist;
 	int64		kmax;
-	double	   *f;
+	double	   *logf;
+	double		log_target;
 	int64		k;
 
 	FinalDistribution(fcinfo, weighted, &dist);
@@ -524,9 +628,11 @@ BirthdayMaxK(FunctionCallInfo fcinfo, bool weighted)
 		PG_RETURN_NULL();
 	BirthdayCheckTarget(dist.param);
 	kmax = BirthdayLargestK(dist.param, (double) dist.nclasses, 0.0);
-	f = DistinctDrawProbabilities(&dist, kmax);
+	logf = LogDistinctDrawProbabilities(&dist, kmax);
+	log_target = log(dist.param);
 	k = kmax;
-	while (k > 1 && f[k] < dist.param)
+	/* f_k >= target in logs: f_k may lie below the smallest double */
+	while (k > 1 && logf[k] < log_target)
 		k--;
 	PG_RETURN_INT64(k);
 }

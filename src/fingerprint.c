@@ -10,10 +10,13 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
+#include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/primnodes.h"
+#include "utils/syscache.h"
 #include "common/hashfn.h"
 #include "datatype/timestamp.h"
 #include "utils/array.h"
@@ -216,6 +219,148 @@ QidHasherCreate(MemoryContext context, int ncolumns, const Oid *types,
 	return hasher;
 }
 
+/* Look through casts and relabelings that keep an expression constant */
+static Node *
+StripCasts(Node *node)
+{
+	for (;;)
+	{
+		if (node == NULL)
+			return NULL;
+		if (IsA(node, RelabelType))
+			node = (Node *) ((RelabelType *) node)->arg;
+		else if (IsA(node, CoerceViaIO))
+			node = (Node *) ((CoerceViaIO *) node)->arg;
+		else if (IsA(node, ArrayCoerceExpr))
+			node = (Node *) ((ArrayCoerceExpr *) node)->arg;
+		else if (IsA(node, CollateExpr))
+			node = (Node *) ((CollateExpr *) node)->arg;
+		else if (IsA(node, FuncExpr) &&
+				 (((FuncExpr *) node)->funcformat == COERCE_IMPLICIT_CAST ||
+				  ((FuncExpr *) node)->funcformat == COERCE_EXPLICIT_CAST) &&
+				 ((FuncExpr *) node)->args != NIL)
+			node = (Node *) linitial(((FuncExpr *) node)->args);
+		else
+			return node;
+	}
+}
+
+/* The expressions of an Aggref's arguments, without their TargetEntry wrappers */
+static List *
+ArgumentExpressions(List *targetlist)
+{
+	List	   *exprs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, targetlist)
+		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
+	return exprs;
+}
+
+/* Whether the arguments firstarg .. firstarg + ncolumns - 1 of args are all constants */
+static bool
+AllConstant(List *args, int firstarg, int ncolumns, bool skip_null)
+{
+	if (firstarg - 1 + ncolumns > list_length(args))
+		return false;
+	for (int i = 0; i < ncolumns; i++)
+	{
+		Node	   *arg = StripCasts((Node *) list_nth(args, firstarg - 1 + i));
+
+		/* not a constant: a real column or expression (a Param may vary) */
+		if (arg == NULL || !IsA(arg, Const))
+			return false;
+		/* a NULL key is skipped by the key aggregates, not counted */
+		if (skip_null && ((Const *) arg)->constisnull)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether the window aggregate being called has constant QID arguments only.
+ * Its transition function sees no WindowFunc, so look at the node's window
+ * functions with this transition function and this many arguments: when
+ * every one of them has constants only, so has this one.
+ */
+static bool
+WindowArgumentsAllConstant(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
+						   bool skip_null)
+{
+	WindowAggState *winstate = (WindowAggState *) fcinfo->context;
+	ListCell   *lc;
+	int			candidates = 0;
+
+	if (winstate == NULL || !IsA(winstate, WindowAggState))
+		return false;
+	foreach(lc, winstate->funcs)
+	{
+		WindowFuncExprState *wfstate = (WindowFuncExprState *) lfirst(lc);
+		WindowFunc *wfunc = wfstate->wfunc;
+		HeapTuple	tuple;
+		Oid			transfn;
+
+		if (!wfunc->winagg || list_length(wfunc->args) != PG_NARGS() - 1)
+			continue;
+		tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(wfunc->winfnoid));
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		transfn = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggtransfn;
+		ReleaseSysCache(tuple);
+		if (transfn != fcinfo->flinfo->fn_oid)
+			continue;
+		if (!AllConstant(wfunc->args, firstarg, ncolumns, skip_null))
+			return false;
+		candidates++;
+	}
+	return candidates > 0;
+}
+
+/*
+ * Refuse an aggregate whose every quasi-identifier argument is a constant:
+ * all rows then fall into one class, and a column name written as a string
+ * ('age' instead of age) would pass for a perfectly safe table.  A call
+ * without its expression (a distributed planner's) is not checked.
+ */
+static void
+CheckNotAllConstant(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
+					bool skip_null, const char *funcname)
+{
+	Aggref	   *aggref = AggGetAggref(fcinfo);
+	bool		constant;
+
+	if (aggref != NULL)
+		constant = AllConstant(aggref->args == NIL ? NIL :
+							   (List *) ArgumentExpressions(aggref->args),
+							   firstarg, ncolumns, skip_null);
+	else if (AggCheckCallContext(fcinfo, NULL) == AGG_CONTEXT_WINDOW)
+		constant = WindowArgumentsAllConstant(fcinfo, firstarg, ncolumns, skip_null);
+	else
+		constant = false;
+	if (!constant)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+			 errmsg("%s needs columns as its quasi-identifier, not constants",
+					funcname),
+			 errdetail("Every quasi-identifier argument is a constant, so every row would fall into one class."),
+			 skip_null ?
+			 errhint("Pass qid_key() of the columns themselves, as in qid_key(age, sex), not of their names as strings.") :
+			 errhint("Pass the columns themselves (age, sex), not their names as strings or an array.")));
+}
+
+/*
+ * Refuse a key aggregate (singleton_count_key and the like) whose key
+ * argument argno is a constant, such as qid_key('age', 'sex') folded by the
+ * planner; called when a group's state is created
+ */
+void
+QidCheckKeyNotConstant(FunctionCallInfo fcinfo, int argno)
+{
+	if (AggCheckCallContext(fcinfo, NULL) != 0)
+		CheckNotAllConstant(fcinfo, argno, 1, true, AggregateName(fcinfo));
+}
+
 /*
  * Return the hashing plan for this call site, building it on first use.
  * The QID is ncolumns arguments from firstarg on; -1 means all the rest.
@@ -277,6 +422,15 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 					  ArgumentCollation(fcinfo, argno, typid),
 					  fcinfo->flinfo->fn_mcxt, where, funcname);
 	}
+
+	/*
+	 * Once per call site, after the type checks (the plan is cached from here
+	 * on), for aggregates over a VARIADIC "any" QID: a value aggregate such
+	 * as kl_uniform may well be asked about one constant value.
+	 */
+	if (AggCheckCallContext(fcinfo, NULL) != 0 &&
+		get_func_variadictype(fcinfo->flinfo->fn_oid) == ANYOID)
+		CheckNotAllConstant(fcinfo, firstarg, ncolumns, false, funcname);
 
 	/*
 	 * A window call exposes only one collation for all arguments.  That is

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "common/pg_prng.h"
 #include "lib/ilist.h"
 #include "commands/tablespace.h"
 #include "libpq/pqformat.h"
@@ -57,13 +58,16 @@
 /* Fraction of a table's buckets in use before it doubles */
 #define TABLE_FILLFACTOR 0.9
 
-/* Fingerprints are already uniform hashes: use 32 of their bits directly */
+/*
+ * Buckets by a keyed mix of the fingerprint: fingerprints are uniform for
+ * ordinary data, but can be chosen to share any fixed 32 of their bits
+ */
 #define SH_PREFIX freqhash
 #define SH_FILLFACTOR TABLE_FILLFACTOR
 #define SH_ELEMENT_TYPE FreqEntry
 #define SH_KEY_TYPE QidFingerprint
 #define SH_KEY key
-#define SH_HASH_KEY(tb, k) ((uint32) ((k).lo >> 32))
+#define SH_HASH_KEY(tb, k) QidPlacementHash(&(k), (const QidPlacementKey *) (tb)->private_data)
 #define SH_EQUAL(tb, a, b) ((a).lo == (b).lo && (a).hi == (b).hi)
 #define SH_SCOPE static inline
 #define SH_DECLARE
@@ -248,11 +252,15 @@ static freqhash_hash *
 CreateTable(FreqState *state, Size nclasses)
 {
 	freqhash_hash *table;
+	QidPlacementKey *key;
 	double		bytes = TableBytesFor(nclasses);
 
 	if (state->memory + bytes > (double) state->budget)
 		ReportBudgetExceeded(state, state->classes + (int64) nclasses, state->memory + bytes);
-	table = freqhash_create(state->context, nclasses, NULL);
+	/* each table draws its own placement key, kept beside it */
+	key = MemoryContextAlloc(state->context, sizeof(QidPlacementKey));
+	*key = QidPlacementKeyCreate();
+	table = freqhash_create(state->context, nclasses, key);
 	state->memory += (double) table->size * sizeof(FreqEntry);
 	return table;
 }
@@ -262,6 +270,7 @@ static void
 DestroyTable(FreqState *state, freqhash_hash *table)
 {
 	state->memory -= (double) table->size * sizeof(FreqEntry);
+	pfree(table->private_data);
 	freqhash_destroy(table);
 }
 
@@ -909,6 +918,8 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 	partition->nclasses = n + nrun - shared;
 }
 
+static int	CompareClasses(const void *a, const void *b);
+
 /* Bucket counts SortBuffer uses for n fingerprints */
 static inline int64
 BucketsFor(int64 n)
@@ -963,20 +974,38 @@ SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 		sorted[starts[BucketOf(&buffer[i])]++] = buffer[i];
 #undef BucketOf
 
-	/* every bucket's values precede the next bucket's: sort within buckets */
-	for (int64 i = 1; i < n; i++)
+	/*
+	 * Every bucket's values precede the next bucket's: sort within buckets
+	 * (starts[b] is now where bucket b ends).  A bucket is insertion-sorted
+	 * while that stays cheap; one that costs more moves than a few per value
+	 * (crowded by chosen fingerprints) is sorted by qsort instead.
+	 */
+	for (int64 b = 0, begin = 0; b < nbuckets; begin = starts[b], b++)
 	{
-		CountedClass item = sorted[i];
-		int64		k = i - 1;
+		int64		end = starts[b];
+		int64		moves = 0;
+		int64		allowed = 8 * (end - begin) + 64;
 
-		if ((i & INTERRUPT_CHECK_MASK) == 0)
+		if ((b & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
-		while (k >= 0 && QidFingerprintCompare(&sorted[k].key, &item.key) > 0)
+		for (int64 i = begin + 1; i < end; i++)
 		{
-			sorted[k + 1] = sorted[k];
-			k--;
+			CountedClass item = sorted[i];
+			int64		k = i - 1;
+
+			while (k >= begin && QidFingerprintCompare(&sorted[k].key, &item.key) > 0)
+			{
+				sorted[k + 1] = sorted[k];
+				k--;
+			}
+			sorted[k + 1] = item;
+			moves += i - 1 - k;
+			if (unlikely(moves > allowed))
+			{
+				qsort(sorted + begin, end - begin, sizeof(CountedClass), CompareClasses);
+				break;
+			}
 		}
-		sorted[k + 1] = item;
 	}
 	return sorted;
 }
@@ -1184,6 +1213,7 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	state->context = context;
 	state->budget = QidStateMemoryBudget();
 	state->memory = sizeof(FreqState);
+	state->held_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
 	state->spill = qidrisk_spill && state->budget >= MIN_SPILL_BUDGET;
 	if (nclasses > PARTITION_AFTER_CLASSES ||
 		(state->spill && TableBytesFor(Max(nclasses, 64)) > state->budget / 2))
@@ -1247,7 +1277,8 @@ PendRow(FreqState *state, const QidFingerprint *fp)
 
 #if defined(__GNUC__) || defined(__clang__)
 	{
-		uint32		bucket = ((uint32) (fp->lo >> 32)) & table->sizemask;
+		uint32		bucket = QidPlacementHash(fp, (const QidPlacementKey *) table->private_data) &
+			table->sizemask;
 
 		/* and the next: a probe goes on there when the first is taken */
 		__builtin_prefetch(&table->data[bucket]);
@@ -1296,11 +1327,14 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 #define HeldInt(slot) ((uint32) (slot))
 #define HELD_ONE (UINT64CONST(1) << 32)
 
-/* Slot of a value among 2^bits (Fibonacci hashing) */
+/*
+ * Slot of a value among 2^bits: multiply-shift hashing by the state's random
+ * odd multiplier, so chosen values cannot be made to crowd one run of slots
+ */
 static inline uint64
-HeldSlot(uint32 value, int bits)
+HeldSlot(const FreqState *state, uint32 value, int bits)
 {
-	return ((uint64) value * UINT64CONST(0x9e3779b97f4a7c15)) >> (64 - bits);
+	return ((uint64) value * state->held_multiplier) >> (64 - bits);
 }
 
 /* Start an empty table of held values of 2^bits slots */
@@ -1370,7 +1404,7 @@ GrowHeld(FreqState *state)
 
 		if (old[i] == 0)
 			continue;
-		for (slot = HeldSlot(HeldInt(old[i]), state->held_bits);
+		for (slot = HeldSlot(state, HeldInt(old[i]), state->held_bits);
 			 state->held[slot] != 0; slot = (slot + 1) & mask)
 			;
 		state->held[slot] = old[i];
@@ -1402,7 +1436,7 @@ CountHeldValue(FreqState *state, uint32 key)
 		AllocateHeld(state, MIN_HELD_BITS);
 	}
 	mask = (UINT64CONST(1) << state->held_bits) - 1;
-	for (slot = HeldSlot(key, state->held_bits);; slot = (slot + 1) & mask)
+	for (slot = HeldSlot(state, key, state->held_bits);; slot = (slot + 1) & mask)
 	{
 		uint64		held = state->held[slot];
 
@@ -1470,7 +1504,7 @@ FreqStateAddValue(FreqState *state, Datum value)
 		return;
 	}
 #if defined(__GNUC__) || defined(__clang__)
-	__builtin_prefetch(&state->held[HeldSlot(key, state->held_bits)]);
+	__builtin_prefetch(&state->held[HeldSlot(state, key, state->held_bits)]);
 #endif
 	if (state->nring < FREQ_HELD_RING)
 	{

@@ -33,7 +33,8 @@ PG_FUNCTION_INFO_V1(qidrisk_individual_risk);
 #define SERIES_FROM 64
 
 /*
- * J(f) = integral_0^1 s^(f-1) / (p + q s) ds with q = 1 - p.
+ * J(f) = integral_0^1 s^(f-1) / (p + q s) ds with q = 1 - p, which the
+ * caller computes as (F - f) / F: 1 - p rounds to 1 once p < 1e-16.
  *
  * Small f: the recurrence q J(f) + p J(f-1) = 1/(f-1).  Upwards from
  * J(1) = ln(1/p)/q it multiplies errors by p/q a step, so it runs upwards
@@ -45,9 +46,8 @@ PG_FUNCTION_INFO_V1(qidrisk_individual_risk);
  * they fall below 1e-17 of the sum within a few dozen terms, whatever p.
  */
 static double
-RiskIntegral(int64 f, double p)
+RiskIntegral(int64 f, double p, double q)
 {
-	double		q = 1.0 - p;
 	double		j;
 
 	if (q <= 0.0)
@@ -66,7 +66,8 @@ RiskIntegral(int64 f, double p)
 	}
 	if (p <= q || (double) (f - 1) * log(p / q) <= log(16.0))
 	{
-		j = -log1p(-q) / q;
+		/* ln(1/p) from whichever of p and q is the more accurate near it */
+		j = (p < 0.5 ? -log(p) : -log1p(-q)) / q;
 		for (int64 n = 2; n <= f; n++)
 			j = (1.0 / (double) (n - 1) - p * j) / q;
 		return j;
@@ -89,14 +90,17 @@ double
 IndividualRisk(int64 f, double population, bool exact)
 {
 	double		p;
+	double		q;
 
 	/* a class cannot be smaller in the population than in the sample */
 	if (population <= (double) f)
 		return 1.0 / (double) f;
 	p = (double) f / population;
+	/* 1 - p, to full relative precision even when p is below 1e-16 */
+	q = (population - (double) f) / population;
 	if (f >= 3 && !exact)
-		return p / ((double) f - (1.0 - p));
-	return p * RiskIntegral(f, p);
+		return p / ((double) (f - 1) + p);
+	return p * RiskIntegral(f, p, q);
 }
 
 /* individual_risk(sample_frequency, population_frequency, method) */

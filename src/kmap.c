@@ -69,7 +69,8 @@ typedef struct KmapClass
 #define SH_ELEMENT_TYPE KmapClass
 #define SH_KEY_TYPE QidFingerprint
 #define SH_KEY key
-#define SH_HASH_KEY(tb, k) ((uint32) ((k).lo >> 32))
+/* buckets by a random key (private_data): chosen values cannot share one */
+#define SH_HASH_KEY(tb, k) QidPlacementHash(&(k), (const QidPlacementKey *) (tb)->private_data)
 #define SH_EQUAL(tb, a, b) ((a).lo == (b).lo && (a).hi == (b).hi)
 #define SH_SCOPE static inline
 #define SH_DECLARE
@@ -1020,7 +1021,12 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	state->scratch = AllocSetContextCreate(CurrentMemoryContext, "qidrisk kmap jsonb",
 										   ALLOCSET_DEFAULT_SIZES);
 	state->budget = QidStateMemoryBudget();
-	state->classes = kmaphash_create(state->context, 256, NULL);
+	{
+		QidPlacementKey *key = MemoryContextAlloc(state->context, sizeof(QidPlacementKey));
+
+		*key = QidPlacementKeyCreate();
+		state->classes = kmaphash_create(state->context, 256, key);
+	}
 	state->memory = (double) state->classes->size * sizeof(KmapClass);
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -20,6 +20,7 @@ PG_FUNCTION_INFO_V1(qidrisk_freq_key_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_key_invtransfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_key_k_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_freq_key_k_invtransfn);
+PG_FUNCTION_INFO_V1(qidrisk_sample_permute);
 
 /* Write a fingerprint as a uuid: high half then low half, big-endian */
 static void
@@ -87,14 +88,20 @@ RememberK(FunctionCallInfo fcinfo, FreqState *state)
 static Datum
 UpdateKeyState(FunctionCallInfo fcinfo, int keyarg, bool remove)
 {
-	FreqState  *state = FreqStateForUpdate(fcinfo);
+	FreqState  *state;
 	QidFingerprint fp;
+
+	if (PG_ARGISNULL(0))
+		QidCheckKeyNotConstant(fcinfo, keyarg);
+	state = FreqStateForUpdate(fcinfo);
 
 	if (keyarg == 2 && !remove)
 		RememberK(fcinfo, state);
 	if (PG_ARGISNULL(keyarg))
 		PG_RETURN_POINTER(state);
 	QidKeyToFingerprint(PG_GETARG_UUID_P(keyarg), &fp);
+	/* any uuid may come here, not only qid_key's: spread its bits first */
+	QidKeyRemix(&fp);
 	if (remove)
 		FreqStateRemoveRow(state, &fp);
 	else
@@ -128,4 +135,22 @@ Datum
 qidrisk_freq_key_k_invtransfn(PG_FUNCTION_ARGS)
 {
 	return UpdateKeyState(fcinfo, 2, true);
+}
+
+/*
+ * qidrisk_sample_permute(key): the key as the approximate aggregates of this
+ * statement permute it before sampling (tests recompute a sample with it)
+ */
+Datum
+qidrisk_sample_permute(PG_FUNCTION_ARGS)
+{
+	QidSampleKey sample_key;
+	QidFingerprint fp;
+	pg_uuid_t  *key = palloc(sizeof(pg_uuid_t));
+
+	QidKeyToFingerprint(PG_GETARG_UUID_P(0), &fp);
+	QidSampleKeyGet(&sample_key);
+	QidSamplePermute(&sample_key, &fp, &fp);
+	FingerprintToKey(&fp, key);
+	PG_RETURN_UUID_P(key);
 }

@@ -43,6 +43,16 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("qidrisk.sample_seed",
+							"Fixes the key under which the approximate aggregates sample classes.",
+							"0 (the default) draws a secret key for every statement, so that "
+							"data cannot be chosen to bias the sample; another value makes "
+							"estimates reproducible, and only a superuser may set it.",
+							&qidrisk_sample_seed,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("qidrisk");
 }
 

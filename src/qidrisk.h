@@ -72,6 +72,7 @@ extern void QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
 extern bool QidScalarArgument(const QidHasher *hasher, FunctionCallInfo fcinfo,
 							  Datum *value);
 extern void QidFingerprintScalar(Datum value, QidFingerprint *fp);
+extern void QidCheckKeyNotConstant(FunctionCallInfo fcinfo, int argno);
 
 /* ---- freqstate.c ---- */
 
@@ -136,6 +137,7 @@ typedef struct FreqState
 	struct BufFile **adopted_files; /* run files taken over from other states */
 	int			nadopted;
 	int			adopted_capacity;
+	uint64		held_multiplier;	/* odd and random: places held values */
 	uint64	   *held;			/* a one-column int4 QID's values, counted
 								 * before they are fingerprinted
 								 * (FreqStateAddValue) */
@@ -207,6 +209,8 @@ extern void BirthdayCheckFinite(double value, const char *name);
 extern void BirthdayCheckTarget(double target);
 extern double BirthdayLogUniform(int64 k, double n);
 extern int64 BirthdayLargestK(double target, double n, double kappa);
+extern double BirthdayLog1pMinusX(double x);
+extern double BirthdayLogPoissonTerm(double k, double n);
 
 /* ---- quantile.c ---- */
 
@@ -455,6 +459,56 @@ extern void QidSketchAddRow(QidSketch *sketch, const QidFingerprint *fp);
 extern void QidSketchMerge(QidSketch *into, const QidSketch *from);
 extern bytea *QidSketchSerialize(const QidSketch *sketch);
 extern QidSketch *QidSketchDeserialize(MemoryContext context, bytea *bytes);
+
+/* ---- hashkey.c ---- */
+
+/* qidrisk.sample_seed: a fixed sampling key for reproducible output (superuser) */
+extern int	qidrisk_sample_seed;
+
+/* Mix 64 bits thoroughly (the finalizer of MurmurHash3) */
+static inline uint64
+QidMix64(uint64 h)
+{
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
+/* A random key for one hash table's bucket placement */
+typedef struct QidPlacementKey
+{
+	uint64		k0;
+	uint64		k1;
+} QidPlacementKey;
+
+/*
+ * The bucket of a fingerprint under a placement key.  Both halves count (a
+ * chosen uuid may repeat one half), and without the key the bucket of a
+ * fingerprint cannot be known, so data cannot be chosen to share a bucket.
+ */
+static inline uint32
+QidPlacementHash(const QidFingerprint *fp, const QidPlacementKey *key)
+{
+	return (uint32) QidMix64((fp->lo ^ key->k0) +
+							 (fp->hi ^ key->k1) * UINT64CONST(0x9e3779b97f4a7c15));
+}
+
+/* A secret key under which the approximate aggregates sample classes */
+typedef struct QidSampleKey
+{
+	uint64		k0;
+	uint64		k1;
+	uint64		k2;
+} QidSampleKey;
+
+extern QidPlacementKey QidPlacementKeyCreate(void);
+extern void QidSampleKeyGet(QidSampleKey *key);
+extern void QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in,
+							 QidFingerprint *out);
+extern void QidKeyRemix(QidFingerprint *fp);
 
 /* ---- qidkey.c ---- */
 

@@ -69,10 +69,13 @@ SampleSize(double eps, double delta)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must lie strictly between 0 and 1, not %g", delta)));
 	size = ceil(log(1.0 / delta) / eps);
+	/* the size may have hundreds of digits: say it in scientific notation */
 	if (size > MAX_SAMPLE_SIZE)
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a sample of %.0f values is too large (at most %d)", size, MAX_SAMPLE_SIZE),
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("eps = %g and delta = %g need a sample of more than %d values",
+						eps, delta, MAX_SAMPLE_SIZE),
+				 errdetail("The sample size ceil(ln(1/delta) / eps) is %.3g.", size),
 				 errhint("Raise eps or delta, or use the exact quantile_cuts.")));
 	return (int) Max(size, 1.0);
 }

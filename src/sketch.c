@@ -5,8 +5,9 @@
  *	  sampling (Gibbons, "Distinct sampling for highly-accurate answers to
  *	  distinct values queries and event reports", VLDB 2001).
  *
- * A class is kept when the high 64 bits of its fingerprint fall below
- * 2^(64 - level), i.e. with probability 2^-level, decided by the class alone;
+ * A class is kept when the high 64 bits of its fingerprint, permuted under
+ * the statement's secret key (hashkey.c), fall below 2^(64 - level), i.e.
+ * with probability 2^-level, decided by the class alone;
  * every row of a kept class is therefore counted, so a kept class's size is
  * exact.  When more than `capacity` classes are kept, the level rises by one
  * and the classes that no longer qualify are dropped.  The kept sample is
@@ -35,7 +36,7 @@
 #include "qidrisk.h"
 
 /* Format version of a serialized sketch */
-#define SKETCH_FORMAT_VERSION 1
+#define SKETCH_FORMAT_VERSION 2
 
 /* Serialized header: version, capacity, level, rows, kept classes */
 #define SKETCH_HEADER_BYTES (1 + 4 + 1 + 8 + 8)
@@ -66,6 +67,8 @@ struct QidSketch
 	int64		nkept;			/* classes kept */
 	uint64		nslots;			/* a power of two */
 	SketchEntry *slots;			/* open addressing, linear probing */
+	QidSampleKey key;			/* the statement's: entries hold permuted
+								 * fingerprints (QidSamplePermute) */
 };
 
 PG_FUNCTION_INFO_V1(qidrisk_sketch_transfn);
@@ -135,6 +138,7 @@ QidSketchCreate(MemoryContext context, int32 capacity)
 
 	sketch->context = context;
 	sketch->capacity = capacity;
+	QidSampleKeyGet(&sketch->key);
 	sketch->nslots = SKETCH_INITIAL_SLOTS;
 	sketch->slots = MemoryContextAllocZero(context,
 										   sketch->nslots * sizeof(SketchEntry));
@@ -234,8 +238,12 @@ AddClass(QidSketch *sketch, uint64 lo, uint64 hi, int64 count)
 void
 QidSketchAddRow(QidSketch *sketch, const QidFingerprint *fp)
 {
+	QidFingerprint permuted;
+
+	/* sampled by a keyed permutation: chosen fingerprints cannot steer it */
+	QidSamplePermute(&sketch->key, fp, &permuted);
 	sketch->rows++;
-	AddClass(sketch, fp->lo, fp->hi, 1);
+	AddClass(sketch, permuted.lo, permuted.hi, 1);
 }
 
 /* Merge from into into; both must have the same capacity */
@@ -248,6 +256,11 @@ QidSketchMerge(QidSketch *into, const QidSketch *from)
 				 errmsg("capacity must be the same for every row of a group"),
 				 errdetail("Partial samples have capacities %d and %d.",
 						   into->capacity, from->capacity)));
+	if (memcmp(&into->key, &from->key, sizeof(QidSampleKey)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot merge samples drawn under different keys"),
+				 errdetail("Partial samples of an approximate aggregate merge only within one statement.")));
 	into->rows += from->rows;
 	if (from->level > into->level)
 	{
@@ -346,7 +359,10 @@ qidrisk_sketch_key_transfn(PG_FUNCTION_ARGS)
 	QidFingerprint fp;
 
 	if (sketch == NULL)
+	{
+		QidCheckKeyNotConstant(fcinfo, 2);
 		sketch = SketchForUpdate(fcinfo, capacity, "approx_class_profile_key");
+	}
 	if (PG_ARGISNULL(2))
 		PG_RETURN_POINTER(sketch);
 	QidKeyToFingerprint(PG_GETARG_UUID_P(2), &fp);
@@ -358,10 +374,13 @@ qidrisk_sketch_key_transfn(PG_FUNCTION_ARGS)
 Datum
 qidrisk_sketch_key_default_transfn(PG_FUNCTION_ARGS)
 {
-	QidSketch  *sketch = SketchForUpdate(fcinfo, QIDRISK_SKETCH_DEFAULT_CAPACITY,
-										 "approximate qidrisk aggregate");
+	QidSketch  *sketch;
 	QidFingerprint fp;
 
+	if (PG_ARGISNULL(0))
+		QidCheckKeyNotConstant(fcinfo, 1);
+	sketch = SketchForUpdate(fcinfo, QIDRISK_SKETCH_DEFAULT_CAPACITY,
+							 "approximate qidrisk aggregate");
 	if (PG_ARGISNULL(1))
 		PG_RETURN_POINTER(sketch);
 	QidKeyToFingerprint(PG_GETARG_UUID_P(1), &fp);

@@ -1,4 +1,6 @@
 -- Approximate estimators (distinct sampling) and the distributed path (qid_key)
+-- a fixed sampling key, so that the estimates below repeat from run to run
+SET qidrisk.sample_seed = 1;
 CREATE TABLE approx_people AS
 SELECT i AS id,
 	1930 + (hashint4(i) & 63) AS birth_year,

@@ -1,0 +1,150 @@
+/*
+ * hashkey.c
+ *	  Keys that keep chosen data from steering qidrisk's hash tables and
+ *	  samples.
+ *
+ * A fingerprint is a fixed, public function of the values, and for an int8
+ * column an invertible one, so whoever writes a table can choose values
+ * whose fingerprints share a hash bucket (quadratic time) or all fall out of
+ * a distinct sample (an estimate of 0).  So in-memory placement mixes the
+ * fingerprint with a random key drawn per table, and the approximate
+ * aggregates sample by a keyed permutation of the fingerprint, the key being
+ * secret and new for every statement.  Neither key changes what is counted,
+ * stored or compared: fingerprints, qid_key and serialized states keep their
+ * definition.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_control.h"
+#include "common/cryptohash.h"
+#include "common/pg_prng.h"
+#include "common/sha2.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+
+#include "qidrisk.h"
+
+/* qidrisk.sample_seed: 0 draws a secret key per statement; else this seed's key */
+int			qidrisk_sample_seed = 0;
+
+/* The statement whose sampling key is cached, and that key */
+static bool sample_key_valid = false;
+static int32 sample_key_leader = 0;
+static TimestampTz sample_key_statement = 0;
+static int	sample_key_seed = 0;
+static QidSampleKey sample_key;
+
+/* A random key for one hash table's bucket placement */
+QidPlacementKey
+QidPlacementKeyCreate(void)
+{
+	QidPlacementKey key;
+
+	key.k0 = pg_prng_uint64(&pg_global_prng_state);
+	key.k1 = pg_prng_uint64(&pg_global_prng_state);
+	return key;
+}
+
+/* Derive a sampling key: SHA-256 over the given words, read as three halves */
+static void
+DeriveSampleKey(const void *secret, Size secret_len, int64 words[3], QidSampleKey *key)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+
+	if (ctx == NULL ||
+		pg_cryptohash_init(ctx) < 0 ||
+		(secret_len > 0 && pg_cryptohash_update(ctx, secret, secret_len) < 0) ||
+		pg_cryptohash_update(ctx, (const uint8 *) words, 3 * sizeof(int64)) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "qidrisk: could not derive a sampling key");
+	pg_cryptohash_free(ctx);
+	memcpy(&key->k0, digest, sizeof(uint64));
+	memcpy(&key->k1, digest + 8, sizeof(uint64));
+	memcpy(&key->k2, digest + 16, sizeof(uint64));
+}
+
+/*
+ * The sampling key of the current statement.  A parallel worker and its
+ * leader must sample alike, as their partial samples are merged, and a
+ * caller must not be able to predict the key: it is derived from the
+ * cluster's secret random nonce (written at initdb, readable only by
+ * superusers), the leader's process id and the statement's start time,
+ * which workers share with their leader.  With qidrisk.sample_seed set (a
+ * superuser setting) it comes from the seed alone, for reproducible output.
+ */
+void
+QidSampleKeyGet(QidSampleKey *key)
+{
+	int32		leader = MyProcPid;
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	int64		words[3];
+
+	if (IsParallelWorker() && MyProc != NULL && MyProc->lockGroupLeader != NULL)
+		leader = MyProc->lockGroupLeader->pid;
+	if (sample_key_valid && sample_key_leader == leader &&
+		sample_key_statement == statement && sample_key_seed == qidrisk_sample_seed)
+	{
+		*key = sample_key;
+		return;
+	}
+	if (qidrisk_sample_seed != 0)
+	{
+		words[0] = qidrisk_sample_seed;
+		words[1] = 0;
+		words[2] = 0;
+		DeriveSampleKey(NULL, 0, words, &sample_key);
+	}
+	else
+	{
+		words[0] = leader;
+		words[1] = statement;
+		words[2] = 1;
+		DeriveSampleKey(GetMockAuthenticationNonce(), MOCK_AUTH_NONCE_LEN, words,
+						&sample_key);
+	}
+	sample_key_valid = true;
+	sample_key_leader = leader;
+	sample_key_statement = statement;
+	sample_key_seed = qidrisk_sample_seed;
+	*key = sample_key;
+}
+
+/*
+ * Permute a fingerprint under a sampling key: three Feistel rounds, each
+ * half in turn xored with a keyed mix of the other, so distinct classes stay
+ * distinct and every bit of the result depends on every bit of the input
+ */
+void
+QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in, QidFingerprint *out)
+{
+	uint64		lo = in->lo;
+	uint64		hi = in->hi;
+
+	hi ^= QidMix64(lo ^ key->k0);
+	lo ^= QidMix64(hi ^ key->k1);
+	hi ^= QidMix64(lo ^ key->k2);
+	out->lo = lo;
+	out->hi = hi;
+}
+
+/*
+ * Spread a key's bits over the fingerprint (an unkeyed permutation, the
+ * same rounds with fixed constants): a uuid made by uuid_generate_v1 or v7
+ * varies in few bits, and the frequency state's partitions and sort expect
+ * uniform fingerprints
+ */
+void
+QidKeyRemix(QidFingerprint *fp)
+{
+	static const QidSampleKey remix = {
+		UINT64CONST(0x243f6a8885a308d3),
+		UINT64CONST(0x13198a2e03707344),
+		UINT64CONST(0xa4093822299f31d0)
+	};
+
+	QidSamplePermute(&remix, fp, fp);
+}

@@ -1,0 +1,169 @@
+-- Hostile keys and values for the frequency, approximate and key aggregates:
+--   * a quasi-identifier of constants only ('age'::text, ARRAY['age','sex'],
+--     qid_key('age'::text)) is refused instead of reporting one safe class;
+--   * int8 values chosen, by inverting the fingerprint's public mix, so that
+--     every fingerprint shares the 32 bits the hash tables used to place
+--     classes by, or has a high half of 0 (always in the distinct sample);
+--   * uuid keys that vary in few bits (uuid_generate_v1-like: one clock
+--     sequence and node) or are crafted (high half 0).
+-- Exact counts must equal GROUP BY's, estimates must lie within 10 standard
+-- errors of the truth (the standard error at 60,000 classes and the default
+-- capacity is about 245).  The time such data used to take (quadratic
+-- probing) is measured by bench/flood.sh, not here.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages = warning;
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS qidrisk;
+
+SELECT plan(33);
+
+
+CREATE TABLE t (a integer, b text);
+INSERT INTO t SELECT i, (i % 7)::text FROM generate_series(1, 100) i;
+
+-- constants only: 42P10, naming the aggregate
+SELECT throws_ok($$SELECT k_anonymity('age'::text, 'sex'::text) FROM t$$, '42P10',
+				 'k_anonymity needs columns as its quasi-identifier, not constants',
+				 'k_anonymity of two string constants');
+SELECT throws_ok($$SELECT singleton_count(ARRAY['age', 'sex']) FROM t$$, '42P10', NULL,
+				 'singleton_count of an array constant');
+SELECT throws_ok($$SELECT class_count('age'::varchar) FROM t$$, '42P10', NULL,
+				 'class_count of a constant under an implicit cast');
+SELECT throws_ok($$SELECT rows_below_k(2, 1, 'x'::text) FROM t$$, '42P10', NULL,
+				 'rows_below_k of constants');
+SELECT throws_ok($$SELECT class_profile(NULL::int) FROM t$$, '42P10', NULL,
+				 'class_profile of a NULL constant');
+SELECT throws_ok($$SELECT approx_class_profile(256, 'age'::text) FROM t$$, '42P10', NULL,
+				 'approx_class_profile of a constant');
+SELECT throws_ok($$SELECT approx_singleton_count('age'::text, 'sex'::text) FROM t$$, '42P10', NULL,
+				 'approx_singleton_count of constants');
+SELECT throws_ok($$SELECT approx_class_count(42) FROM t$$, '42P10', NULL,
+				 'approx_class_count of a constant');
+SELECT throws_ok($$SELECT singleton_count('age'::text) OVER () FROM t$$, '42P10', NULL,
+				 'singleton_count of a constant as a window function');
+SELECT throws_ok($$SELECT singleton_count_key(qid_key('age'::text, 'sex'::text)) FROM t$$, '42P10', NULL,
+				 'singleton_count_key of a constant key');
+SELECT throws_ok($$SELECT rows_below_k_key(2, qid_key('age'::text)) FROM t$$, '42P10', NULL,
+				 'rows_below_k_key of a constant key');
+SELECT throws_ok($$SELECT approx_class_count_key(qid_key('age'::text)) FROM t$$, '42P10', NULL,
+				 'approx_class_count_key of a constant key');
+SELECT throws_ok($$SELECT approx_class_profile_key(256, qid_key('age'::text)) FROM t$$, '42P10', NULL,
+				 'approx_class_profile_key of a constant key');
+-- a constant beside a column is allowed: it changes nothing
+SELECT is((SELECT ROW(singleton_count(b, 'x'::text), class_count(b, 'x'::text))::text FROM t),
+		  (SELECT ROW(singleton_count(b), class_count(b))::text FROM t),
+		  'a constant beside a column is accepted');
+-- The inverse of the fingerprint's 64-bit mix (MurmurHash3's finalizer),
+-- on bigints holding unsigned 64-bit words
+CREATE FUNCTION pg_temp.mul(x bigint, c numeric) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN m >= 9223372036854775808 THEN (m - 18446744073709551616)::bigint ELSE m::bigint END
+	FROM (SELECT mod((CASE WHEN x < 0 THEN x + 18446744073709551616 ELSE x END) * c,
+					 18446744073709551616) AS m) s
+$$;
+CREATE FUNCTION pg_temp.xs33(x bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+	SELECT x # ((x >> 33) & 2147483647)
+$$;
+CREATE FUNCTION pg_temp.unmix(h bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+	SELECT pg_temp.xs33(pg_temp.mul(pg_temp.xs33(pg_temp.mul(pg_temp.xs33(h),
+		11291846944257947611)), 5725274745694666757))
+$$;
+
+-- Set A: one int8 column whose fingerprints' low halves all begin with
+-- 0x5bd1e995 (the old placement: 32 bits of the low half).  The low half of
+-- a one-column int8 fingerprint is mix(v xor K), K = -7859690448294053229
+-- (the seeds of fingerprint.c), so v = unmix(low) xor K.
+CREATE TABLE flood (v bigint);
+INSERT INTO flood
+SELECT pg_temp.unmix((x'5bd1e995'::bigint << 32) | i) # -7859690448294053229
+FROM generate_series(1, 60000) i, generate_series(1, CASE WHEN i <= 1000 THEN 2 ELSE 1 END);
+SELECT is((SELECT count(DISTINCT substr(replace(qid_key(v)::text, '-', ''), 17, 8)) FROM flood), 1::bigint,
+		  'set A: every fingerprint has the same 32 placement bits of the old tables');
+SELECT is((SELECT count(DISTINCT v) FROM flood), 60000::bigint, 'set A: 60,000 distinct values');
+SELECT is((SELECT ROW(singleton_count(v), class_count(v), k_anonymity(v), rows_below_k(3, v))::text FROM flood),
+		  (SELECT ROW(count(*) FILTER (WHERE n = 1), count(*), min(n), sum(n) FILTER (WHERE n < 3))::text
+		   FROM (SELECT count(*) AS n FROM flood GROUP BY v) g),
+		  'set A: exact aggregates equal GROUP BY');
+SELECT is((SELECT class_profile(v)::text FROM flood),
+		  (SELECT class_profile(v)::text FROM (SELECT v FROM flood ORDER BY v DESC) o),
+		  'set A: class_profile does not depend on the order of the rows');
+SELECT is((SELECT ROW(count(*), sum(release_rows), sum(population_rows))::text
+		   FROM kmap_count('flood', 'flood', ARRAY['v'])),
+		  ROW(60000, 61000, 61000)::text, 'set A: kmap_count finds every class');
+
+-- Set B: fingerprints whose high half is i (below 2^16), which the old
+-- sample kept at every level; the high half is mix(v xor K'),
+-- K' = 3793230540842369759
+CREATE TABLE biased (v bigint);
+INSERT INTO biased SELECT pg_temp.unmix(i) # 3793230540842369759 FROM generate_series(1, 60000) i;
+SELECT is((SELECT count(*) FROM biased WHERE qid_key(v)::text NOT LIKE '00000000-0000-%'), 0::bigint,
+		  'set B: every fingerprint has a high half below 2^16');
+SELECT ok((SELECT abs(approx_class_count(v) - 60000) < 2450 FROM biased),
+		  'set B: approx_class_count within 10 standard errors of 60,000');
+SELECT ok((SELECT abs(approx_singleton_count(v) - 60000) < 2450 FROM biased),
+		  'set B: approx_singleton_count within 10 standard errors of 60,000');
+SELECT ok((SELECT abs((approx_class_profile(32768, v)).classes - 60000) < 2450 FROM biased),
+		  'set B: approx_class_profile within 10 standard errors of 60,000');
+
+-- uuid keys: v1-like (one clock sequence and node, the time varying) and
+-- crafted (high half 0)
+CREATE TABLE keys (v1 uuid, crafted uuid);
+INSERT INTO keys
+SELECT (lpad(to_hex(i * 7919), 8, '0') || '-1dd2-11b2-8000-0242ac120002')::uuid,
+	   ('00000000-0000-0000-0000-' || lpad(to_hex(i), 12, '0'))::uuid
+FROM generate_series(1, 60000) i;
+SELECT is((SELECT ROW(singleton_count_key(v1), class_count_key(v1), k_anonymity_key(v1),
+					  rows_below_k_key(2, v1))::text FROM keys),
+		  ROW(60000, 60000, 1, 60000)::text, 'v1-like keys: exact key aggregates');
+SELECT is((SELECT ROW(singleton_count_key(crafted), class_count_key(crafted))::text FROM keys),
+		  ROW(60000, 60000)::text, 'crafted keys: exact key aggregates');
+SELECT is((SELECT class_profile_key(k)::text FROM (SELECT v1 AS k FROM keys UNION ALL SELECT v1 FROM keys WHERE v1 < '00010000-0000-0000-0000-000000000000') s),
+		  (SELECT class_profile(k)::text FROM (SELECT v1 AS k FROM keys UNION ALL SELECT v1 FROM keys WHERE v1 < '00010000-0000-0000-0000-000000000000') s),
+		  'v1-like keys with repeats: class_profile_key equals class_profile of the uuids');
+SELECT ok((SELECT abs(approx_class_count_key(v1) - 60000) < 2450 FROM keys),
+		  'v1-like keys: approx_class_count_key within 10 standard errors (was 0)');
+SELECT ok((SELECT abs(approx_singleton_count_key(v1) - 60000) < 2450 FROM keys),
+		  'v1-like keys: approx_singleton_count_key within 10 standard errors (was 0)');
+SELECT ok((SELECT abs(approx_class_count_key(crafted) - 60000) < 2450 FROM keys),
+		  'crafted keys: approx_class_count_key within 10 standard errors (was 4,294,836,224)');
+SELECT ok((SELECT abs((approx_class_profile_key(32768, crafted)).singletons - 60000) < 2450 FROM keys),
+		  'crafted keys: approx_class_profile_key within 10 standard errors');
+
+-- the sampling key: fixed by qidrisk.sample_seed (superuser only), else per statement
+SET qidrisk.sample_seed = 7;
+CREATE TEMP TABLE seeded AS SELECT approx_class_count(v) AS c FROM biased;
+SELECT is((SELECT approx_class_count(v) FROM biased), (SELECT c FROM seeded),
+		  'qidrisk.sample_seed makes estimates reproducible');
+RESET qidrisk.sample_seed;
+
+-- with the default per-statement key, parallel workers must draw the
+-- leader's key: their partial samples merge (a different key is an error)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SET max_parallel_workers_per_gather = 2;
+CREATE FUNCTION pg_temp.plan_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	plan text := '';
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	RETURN plan;
+END
+$$;
+SELECT ok(pg_temp.plan_of('SELECT approx_class_count(v) FROM biased') LIKE '%Partial Aggregate%',
+		  'the parallel check below runs partial aggregates in workers');
+SELECT ok((SELECT abs(approx_class_count(v) - 60000) < 2450 FROM biased),
+		  'per-statement key under a parallel plan: the workers'' samples merge, estimate within 10 standard errors');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+RESET max_parallel_workers_per_gather;
+
+SELECT * FROM finish();
+ROLLBACK;
