@@ -200,3 +200,226 @@ LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
 								double precision, double precision, text, text, text) IS
 'every node of the full-domain generalization lattice: anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
+
+CREATE FUNCTION qidrisk_qualified_table(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'qidrisk_qualified_table'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_qualified_table(text) IS
+'internal: an existing table''s schema-qualified, quoted name, resolved with the caller''s search_path';
+
+CREATE FUNCTION qidrisk_qualified_new_table(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'qidrisk_qualified_new_table'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_qualified_new_table(text) IS
+'internal: the schema-qualified, quoted name CREATE TABLE would give a new table, with the caller''s search_path';
+
+-- The hierarchy rows (value, levels[]) of one column, from a qualified specification
+CREATE FUNCTION qidrisk_hierarchy_rows(rel regclass, column_name text, spec jsonb)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF jsonb_typeof(spec) = 'string' THEN
+		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec #>> '{}')::regclass);
+	ELSIF spec ? 'table' AND (spec ? 'child' OR spec ? 'parent') THEN
+		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec ->> 'table')::regclass,
+																 coalesce(spec ->> 'child', 'child'),
+																 coalesce(spec ->> 'parent', 'parent'));
+	ELSIF spec ? 'table' THEN
+		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec ->> 'table')::regclass);
+	ELSE
+		RETURN QUERY SELECT * FROM @extschema@.interval_hierarchy(rel, column_name, spec);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_hierarchy_rows(regclass, text, jsonb) IS
+'internal: the rows of one column''s hierarchy from a schema-qualified specification';
+
+CREATE FUNCTION qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
+								  k integer, max_suppressed double precision, sensitive text,
+								  l integer, l_model text, c double precision, metric text,
+								  suppression text)
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, final_k bigint, final_l bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- the generated statements' estimates are rough; compiling them costs seconds
+SET jit = off
+AS $$
+DECLARE
+	lv integer[];
+	best_loss double precision;
+	m integer := cardinality(qid);
+	joins text := '';
+	ctes text := '';
+	gens text[] := '{}';
+	keep text;
+	outcols text[] := '{}';
+	changed text[] := '{}';
+	att record;
+	i integer;
+	n_released bigint;
+	n_suppressed bigint;
+	changes jsonb;
+	fk bigint;
+	fl bigint;
+	star boolean;
+BEGIN
+	IF release IS NULL OR suppression IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize needs a release table name and a suppression mode'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF suppression NOT IN ('remove', 'star') THEN
+		RAISE EXCEPTION 'qid_anonymize: unknown suppression "%"', suppression
+			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
+	END IF;
+	star := suppression = 'star';
+	SELECT q.levels, q.loss INTO lv, best_loss
+	FROM @extschema@.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model, c,
+								 NULL, 'equal', metric, 'anonymous') q
+	WHERE q.best;
+	IF lv IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize: no generalization of % meets the target', rel
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Allow more suppression, lower k or l, or add coarser hierarchy levels.';
+	END IF;
+
+	-- the generalized value of each quasi-identifier (text above level 0)
+	FOR i IN 1 .. m LOOP
+		IF lv[i] = 0 THEN
+			gens := gens || format('t.%I', qid[i]);
+		ELSE
+			ctes := ctes || format('hr%1$s AS MATERIALIZED (SELECT h.value, h.levels[%2$s] AS g FROM @extschema@.qidrisk_hierarchy_rows(%3$L::regclass, %4$L, %5$L::jsonb) h), ',
+								   i, lv[i], rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
+			joins := joins || format(
+				' LEFT JOIN hr%1$s h%1$s ON h%1$s.value = CAST(t.%2$I AS text)
+				  LEFT JOIN (SELECT g FROM hr%1$s WHERE value IS NULL) n%1$s ON t.%2$I IS NULL',
+				i, qid[i]);
+			gens := gens || format('coalesce(h%1$s.g, n%1$s.g)', i);
+		END IF;
+	END LOOP;
+	keep := format('qidrisk_size >= %s', k);
+	IF l > 1 THEN
+		keep := keep || format(' AND qidrisk_distinct >= %s', l);
+		IF l_model = 'entropy' THEN
+			keep := keep || format(' AND qidrisk_entropy >= ln(%s) * (1 - 1e-9)', l);
+		ELSIF l_model = 'recursive' THEN
+			keep := keep || format(' AND qidrisk_r1 < %s * qidrisk_tail', c);
+		END IF;
+	END IF;
+	DROP TABLE IF EXISTS pg_temp.qidrisk_anonymize_work;
+	-- classes by their fingerprint (qid_key), the sensitive values counted per class
+	EXECUTE format($q$
+		CREATE TEMP TABLE qidrisk_anonymize_work AS
+		WITH %1$s src AS (
+			SELECT t.*, %2$s, %3$s AS qidrisk_s, @extschema@.qid_key(%4$s) AS qidrisk_key
+			FROM %5$s t %6$s
+		), ks AS (
+			SELECT qidrisk_key AS key, qidrisk_s AS s, count(*) AS ns FROM src GROUP BY 1, 2
+		), kr AS (
+			SELECT ks.*, sum(ns) OVER w AS size, count(*) OVER w AS d,
+				   row_number() OVER (PARTITION BY key ORDER BY ns DESC) AS r
+			FROM ks WINDOW w AS (PARTITION BY key)
+		), cls AS (
+			SELECT key, max(size) AS qidrisk_size, max(d) AS qidrisk_distinct,
+				   -sum(ns::float8 / size * ln(ns::float8 / size)) AS qidrisk_entropy,
+				   max(ns) AS qidrisk_r1, coalesce(sum(ns) FILTER (WHERE r >= %7$s), 0) AS qidrisk_tail
+			FROM kr GROUP BY key
+		)
+		SELECT src.*, %8$s AS qidrisk_keep FROM src JOIN cls ON cls.key = src.qidrisk_key$q$,
+		ctes,
+		(SELECT string_agg(format('%s AS qidrisk_g%s', gens[s.gi], s.gi), ', ') FROM generate_series(1, m) AS s(gi)),
+		CASE WHEN sensitive IS NULL THEN 'NULL::integer' ELSE format('t.%I', sensitive) END,
+		array_to_string(gens, ', '), rel, joins, l, keep);
+
+	-- the release: the source's columns in order, quasi-identifiers generalized
+	FOR att IN
+		SELECT a.attname::text AS name, array_position(qid, a.attname::text) AS pos
+		FROM pg_attribute a
+		WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+		ORDER BY a.attnum
+	LOOP
+		IF att.pos IS NULL THEN
+			outcols := outcols || format('%I', att.name);
+		ELSIF star THEN
+			outcols := outcols || format('CASE WHEN qidrisk_keep THEN CAST(qidrisk_g%s AS text) ELSE ''*'' END AS %I',
+										 att.pos, att.name);
+			changed := changed || format('%L, count(*) FILTER (WHERE CAST(%I AS text) IS DISTINCT FROM CASE WHEN qidrisk_keep THEN CAST(qidrisk_g%s AS text) ELSE ''*'' END)',
+										 att.name, att.name, att.pos);
+		ELSE
+			outcols := outcols || format('qidrisk_g%s AS %I', att.pos, att.name);
+			changed := changed || format('%L, count(*) FILTER (WHERE qidrisk_keep AND CAST(%I AS text) IS DISTINCT FROM CAST(qidrisk_g%s AS text))',
+										 att.name, att.name, att.pos);
+		END IF;
+	END LOOP;
+	EXECUTE format('CREATE TABLE %s AS SELECT %s FROM qidrisk_anonymize_work %s',
+				   release, array_to_string(outcols, ', '),
+				   CASE WHEN star THEN '' ELSE 'WHERE qidrisk_keep' END);
+	EXECUTE format('SELECT count(*) FILTER (WHERE qidrisk_keep), count(*) FILTER (WHERE NOT qidrisk_keep), jsonb_build_object(%s) FROM qidrisk_anonymize_work',
+				   array_to_string(changed, ', '))
+	INTO n_released, n_suppressed, changes;
+	DROP TABLE qidrisk_anonymize_work;
+
+	-- re-check the written table (suppressed rows, all '*', left out)
+	EXECUTE format('SELECT @extschema@.k_anonymity(%s) FROM %s %s',
+				   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q), release,
+				   CASE WHEN star THEN 'WHERE NOT (' ||
+						(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+				   ELSE '' END)
+	INTO fk;
+	IF sensitive IS NOT NULL THEN
+		EXECUTE format('SELECT min(d) FROM (SELECT count(DISTINCT %1$I) + max(CASE WHEN %1$I IS NULL THEN 1 ELSE 0 END) AS d FROM %2$s %4$s GROUP BY %3$s) x',
+					   sensitive, release,
+					   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q),
+					   CASE WHEN star THEN 'WHERE NOT (' ||
+							(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+					   ELSE '' END)
+		INTO fl;
+	END IF;
+	IF n_released > 0 AND (fk < k OR (l > 1 AND fl < l)) THEN
+		RAISE EXCEPTION 'qid_anonymize: the written release % has k = % and l = %, below the target k = %, l = %',
+			release, fk, fl, k, l
+			USING ERRCODE = 'internal_error';
+	END IF;
+	IF n_suppressed > floor(max_suppressed * (n_released + n_suppressed)) THEN
+		RAISE EXCEPTION 'qid_anonymize: % rows suppressed, more than allowed', n_suppressed
+			USING ERRCODE = 'internal_error';
+	END IF;
+	RETURN QUERY SELECT lv, best_loss, CASE WHEN star THEN n_released + n_suppressed ELSE n_released END,
+		n_suppressed, changes, fk, fl;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
+									  text, double precision, text, text) IS
+'internal: qid_anonymize after the caller''s names are resolved';
+
+-- Resolves the caller's table names, then writes the release (no operator here
+-- depends on the caller's search_path)
+CREATE FUNCTION qid_anonymize(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+							  max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
+							  l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+							  c double precision DEFAULT NULL, metric text DEFAULT 'discernibility',
+							  suppression text DEFAULT 'remove')
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, final_k bigint, final_l bigint)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM @extschema@.qidrisk_anonymize(rel, qid,
+		(SELECT COALESCE(pg_catalog.jsonb_object_agg(e.key,
+			CASE WHEN pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.=) 'string'
+				 THEN pg_catalog.to_jsonb(@extschema@.qidrisk_qualified_table(e.value OPERATOR(pg_catalog.#>>) '{}'))
+				 WHEN pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.=) 'object'
+					  AND e.value OPERATOR(pg_catalog.?) 'table'
+				 THEN e.value OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('table',
+						@extschema@.qidrisk_qualified_table(e.value OPERATOR(pg_catalog.->>) 'table'))
+				 ELSE e.value END), '{}'::pg_catalog.jsonb)
+		 FROM pg_catalog.jsonb_each(hierarchies) e),
+		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
+		metric, suppression)
+$$;
+COMMENT ON FUNCTION qid_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
+								  text, double precision, text, text) IS
+'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed, re-checked';

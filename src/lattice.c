@@ -409,8 +409,9 @@ ResolveTable(const char *name, const char *column, const char *funcname)
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s: hierarchy table \"%s\" of column \"%s\" does not exist",
-						funcname, name, column)));
+				 errmsg("%s: hierarchy table \"%s\"%s%s%s does not exist",
+						funcname, name, *column ? " of column \"" : "", column,
+						*column ? "\"" : "")));
 	return relid;
 }
 
@@ -1948,4 +1949,38 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(qidrisk_qualified_table);
+PG_FUNCTION_INFO_V1(qidrisk_qualified_new_table);
+
+/*
+ * qidrisk_qualified_table(name): an existing table's name, schema-qualified
+ * and quoted, resolved with the caller's search_path (so that functions
+ * running under a pinned search_path find the caller's tables).
+ */
+Datum
+qidrisk_qualified_table(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			relid = ResolveTable(name, "", "qid_anonymize");
+
+	PG_RETURN_TEXT_P(cstring_to_text(quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+																get_rel_name(relid))));
+}
+
+/* qidrisk_qualified_new_table(name): where CREATE TABLE name would create it */
+Datum
+qidrisk_qualified_new_table(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	List	   *names = stringToQualifiedNameList(name
+#if PG_VERSION_NUM >= 160000
+												  ,NULL
+#endif
+		);
+	RangeVar   *rv = makeRangeVarFromNameList(names);
+	Oid			nsp = RangeVarGetCreationNamespace(rv);
+
+	PG_RETURN_TEXT_P(cstring_to_text(quote_qualified_identifier(get_namespace_name(nsp), rv->relname)));
 }
