@@ -195,6 +195,7 @@ typedef struct LatColumn
 	int32	  **map;			/* map[j][code0]: code at level j (map[0] NULL) */
 	int32	   *ndist;			/* ndist[j]: codes at level j */
 	double	  **log2count;		/* log2count[j][code]: log2 of its rows */
+	double	   *entropy;		/* entropy[j]: the column's non-uniform entropy at level j */
 } LatColumn;
 
 /* The items of an evaluated node: groups of rows, classes contiguous */
@@ -242,7 +243,6 @@ typedef struct Lattice
 	double	   *discernibility;
 	double	   *entropy;
 	int64		nevaluated;
-	double		entropy_base;	/* sum over rows and columns of -log2 count0 */
 	/* evaluation buffers */
 	int32	   *perm;
 	int32	   *perm2;
@@ -968,7 +968,6 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 static void
 PrepareLevels(Lattice *lat)
 {
-	lat->entropy_base = 0;
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
@@ -980,6 +979,7 @@ PrepareLevels(Lattice *lat)
 		col->map = palloc0(sizeof(int32 *) * (col->height + 1));
 		col->ndist = palloc0(sizeof(int32) * (col->height + 1));
 		col->log2count = palloc0(sizeof(double *) * (col->height + 1));
+		col->entropy = palloc0(sizeof(double) * (col->height + 1));
 		col->ndist[0] = n0;
 		for (int64 r = 0; r < lat->nrows; r++)
 			count0[col->codes[r]]++;
@@ -987,7 +987,6 @@ PrepareLevels(Lattice *lat)
 		for (int32 v = 0; v < n0; v++)
 		{
 			col->log2count[0][v] = count0[v] > 0 ? log2((double) count0[v]) : 0;
-			lat->entropy_base -= (double) count0[v] * col->log2count[0][v];
 		}
 		for (int j = 1; j <= col->height; j++)
 		{
@@ -1003,6 +1002,10 @@ PrepareLevels(Lattice *lat)
 			col->log2count[j] = palloc(sizeof(double) * Max(col->nlabels[j], 1));
 			for (int32 v = 0; v < col->nlabels[j]; v++)
 				col->log2count[j][v] = count[v] > 0 ? log2((double) count[v]) : 0;
+			/* every row: -log2 of its value's share of its generalized value */
+			for (int32 v = 0; v < n0; v++)
+				col->entropy[j] += (double) count0[v] *
+					(col->log2count[j][col->map[j][v]] - col->log2count[0][v]);
 		}
 	}
 }
@@ -1270,7 +1273,7 @@ EvaluateNode(Lattice *lat, int64 node)
 	NodeItems   *s;
 	int64		suppressed = 0;
 	double		dm = 0;
-	double		entropy_kept = 0;
+	double		entropy_suppressed = 0;
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
@@ -1358,16 +1361,18 @@ EvaluateNode(Lattice *lat, int64 node)
 			if (keep && (lat->l > 1 || lat->has_t))
 				keep = ClassDiverse(lat, s, b, e, size);
 			if (!keep)
-				suppressed += size;
-			else
 			{
 				double		bits = 0;
 
-				dm += (double) size * (double) size;
+				/* a suppressed row's value generalizes to all rows, not to its class's */
+				suppressed += size;
 				for (int c = 0; c < lat->ncolumns; c++)
-					bits += lat->columns[c].log2count[levels[c]][LevelCode(&lat->columns[c], levels[c], s->rep[b])];
-				entropy_kept += (double) size * bits;
+					bits += log2((double) lat->nrows) -
+						lat->columns[c].log2count[levels[c]][LevelCode(&lat->columns[c], levels[c], s->rep[b])];
+				entropy_suppressed += (double) size * bits;
 			}
+			else
+				dm += (double) size * (double) size;
 			b = e;
 		}
 	}
@@ -1376,8 +1381,9 @@ EvaluateNode(Lattice *lat, int64 node)
 	lat->suppressed[node] = suppressed;
 	lat->classes[node] = nclasses;
 	lat->discernibility[node] = dm + (double) suppressed * (double) lat->nrows;
-	lat->entropy[node] = lat->entropy_base + entropy_kept +
-		(lat->nrows > 0 ? (double) suppressed * lat->ncolumns * log2((double) lat->nrows) : 0);
+	lat->entropy[node] = entropy_suppressed;
+	for (int c = 0; c < lat->ncolumns; c++)
+		lat->entropy[node] += lat->columns[c].entropy[levels[c]];
 
 	/* keep the snapshot when it fits */
 	if (s->bytes <= lat->cache_budget)

@@ -7,11 +7,13 @@
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
+-- the references' generated queries are small; compiling them would dominate
+SET jit = off;
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(41);
+SELECT plan(52);
 
 -- A random table t_<name>: three quasi-identifiers with NULLs and ties, a
 -- sensitive column with NULLs; and a random nested hierarchy per column
@@ -246,10 +248,10 @@ SELECT is((SELECT loss FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hi
 		  (SELECT min(entropy_loss) FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.05) WHERE anonymous),
 		  'best under entropy has the least entropy loss');
 SELECT is((SELECT precision_loss = suppressed_share AND suppressed_rows > 0
-		   FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.05) WHERE levels = '{0,0,0}'),
+		   FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.05, evaluate => 'all') WHERE levels = '{0,0,0}'),
 		  true, 'precision loss at the bottom: only suppressed cells count');
 SELECT ok((SELECT abs(precision_loss - ((300 - suppressed_rows) * (1.0 / 3 + 1.0 / 2) + suppressed_rows * 3.0) / (300 * 3)) < 1e-12
-		   FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.05) WHERE levels = '{1,1,0}'),
+		   FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.05, evaluate => 'all') WHERE levels = '{1,1,0}'),
 		  'precision loss (Sweeney) of a node with suppression');
 SELECT is((SELECT entropy_loss FROM qid_lattice('t_p4', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p4', ARRAY[2, 2, 2]), 1) WHERE levels = '{0,0,0}'),
 		  0::float8, 'no information lost at the bottom without suppression');
@@ -259,11 +261,75 @@ SELECT ok((SELECT abs(entropy_loss - (
 				  FROM t_p4 t JOIN h_p4_b h ON h.value IS NOT DISTINCT FROM t.b) x)::float8) < 1e-9
 		   FROM qid_lattice('t_p4', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p4', ARRAY[2, 2, 2]), 1) WHERE levels = '{0,1,0}'),
 		  'non-uniform entropy of one generalized column');
+SELECT ok((SELECT suppressed_rows > 0 AND abs(entropy_loss - (
+			WITH r AS (
+				SELECT t.a, t.b, t.c, h1.l1 AS g1, h2.l1 AS g2
+				FROM t_p4 t LEFT JOIN h_p4_a h1 ON h1.value IS NOT DISTINCT FROM t.a::text
+				LEFT JOIN h_p4_b h2 ON h2.value IS NOT DISTINCT FROM t.b::text
+			), x AS (
+				SELECT count(*) OVER (PARTITION BY g1, g2, c) AS size,
+					   count(*) OVER (PARTITION BY a) AS ca, count(*) OVER (PARTITION BY g1) AS cg1,
+					   count(*) OVER (PARTITION BY b) AS cb, count(*) OVER (PARTITION BY g2) AS cg2,
+					   count(*) OVER (PARTITION BY c) AS cc, count(*) OVER () AS n
+				FROM r
+			)
+			SELECT sum(CASE WHEN size >= 6 THEN log(2, cg1::numeric / ca) + log(2, cg2::numeric / cb)
+						   ELSE log(2, n::numeric / ca) + log(2, n::numeric / cb) + log(2, n::numeric / cc) END)
+			FROM x)::float8) < 1e-9
+		   FROM qid_lattice('t_p4', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p4', ARRAY[2, 2, 2]), 6, evaluate => 'all')
+		   WHERE levels = '{1,1,0}'),
+		  'non-uniform entropy with suppressed rows (generalized to everything)');
 SELECT is((SELECT count(*) FILTER (WHERE evaluated) < count(*) FILTER (WHERE NOT evaluated)
 		   FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, evaluate => 'tagged')),
 		  true, 'tagging classifies most nodes without evaluating them');
 SELECT is((SELECT count(*) FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, evaluate => 'tagged') WHERE best IS NULL),
 		  36::bigint, 'tagged mode reports no best node');
+
+-- qid_anonymize writes the best node's release: the reference's kept rows, generalized
+CREATE TEMP TABLE before_p2 AS SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) AS h FROM t_p2 t;
+CREATE TEMP TABLE best_p2 AS
+SELECT * FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 4, 0.1) WHERE best;
+CREATE TEMP TABLE anon_p2 AS
+SELECT * FROM qid_anonymize('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 'rel_p2', 4, 0.1);
+SELECT is((SELECT node FROM anon_p2), (SELECT levels FROM best_p2), 'qid_anonymize picks qid_lattice''s best node');
+SELECT is((SELECT rows_suppressed FROM anon_p2), (SELECT suppressed_rows FROM best_p2), 'and suppresses its failing rows');
+SELECT is((SELECT rows_released + rows_suppressed FROM anon_p2), 300::bigint, 'every row released or suppressed');
+SELECT is((SELECT count(*) FROM rel_p2), (SELECT rows_released FROM anon_p2), 'the release holds the released rows');
+SELECT ok((SELECT k_anonymity(a, b, c) >= 4 FROM rel_p2), 'the release is 4-anonymous');
+SELECT is((SELECT h FROM before_p2), (SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM t_p2 t), 'the source is unchanged');
+CREATE FUNCTION pg_temp.generalized(lv integer[]) RETURNS TABLE (a text, b text, c text, s integer, kept boolean, ca boolean, cb boolean, cc boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format($q$
+		SELECT g1, g2, g3, s, count(*) OVER (PARTITION BY g1, g2, g3) >= 4,
+			   g1 IS DISTINCT FROM a::text, g2 IS DISTINCT FROM b::text, g3 IS DISTINCT FROM c::text
+		FROM (SELECT t.*, %s AS g1, %s AS g2, %s AS g3 FROM t_p2 t
+			  LEFT JOIN h_p2_a h1 ON h1.value IS NOT DISTINCT FROM t.a::text
+			  LEFT JOIN h_p2_b h2 ON h2.value IS NOT DISTINCT FROM t.b::text
+			  LEFT JOIN h_p2_c h3 ON h3.value IS NOT DISTINCT FROM t.c::text) x$q$,
+		CASE WHEN lv[1] = 0 THEN 't.a::text' ELSE 'h1.l' || lv[1] END,
+		CASE WHEN lv[2] = 0 THEN 't.b::text' ELSE 'h2.l' || lv[2] END,
+		CASE WHEN lv[3] = 0 THEN 't.c::text' ELSE 'h3.l' || lv[3] END);
+END
+$$;
+SELECT is((SELECT count(*) FROM (
+			(SELECT a::text, b::text, c::text, s FROM rel_p2
+			 EXCEPT ALL SELECT a, b, c, s FROM pg_temp.generalized((SELECT node FROM anon_p2)) WHERE kept)
+			UNION ALL
+			(SELECT a, b, c, s FROM pg_temp.generalized((SELECT node FROM anon_p2)) WHERE kept
+			 EXCEPT ALL SELECT a::text, b::text, c::text, s FROM rel_p2)) d),
+		  0::bigint, 'the release''s rows are the kept rows, generalized through the hierarchies');
+SELECT is((SELECT values_changed FROM anon_p2),
+		  (SELECT jsonb_build_object('a', count(*) FILTER (WHERE kept AND ca), 'b', count(*) FILTER (WHERE kept AND cb),
+									 'c', count(*) FILTER (WHERE kept AND cc))
+		   FROM pg_temp.generalized((SELECT node FROM anon_p2))),
+		  'values changed: only cells whose value differs');
+CREATE TEMP TABLE star_p2 AS
+SELECT * FROM qid_anonymize('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 'rel_p2_star', 4, 0.1, suppression => 'star');
+SELECT is((SELECT count(*) FROM rel_p2_star WHERE a = '*' AND b = '*' AND c = '*'),
+		  (SELECT rows_suppressed FROM star_p2) + (SELECT count(*) FROM rel_p2 WHERE a::text = '*' AND b::text = '*' AND c::text = '*'),
+		  'star: suppressed rows kept with * in every quasi-identifier');
+SELECT is((SELECT count(*) FROM rel_p2_star), 300::bigint, 'star: every row released');
 
 SELECT * FROM finish();
 ROLLBACK;
