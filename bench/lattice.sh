@@ -13,8 +13,10 @@
 #      over adult_levels, Adult with every level of every column materialized
 #      beforehand (so the baseline does no joins; its build is not timed).
 #      Its anonymous flags must equal A's.
-#   C  qid_lattice on 1e6 rows (Adult's rows drawn by a fixed hash, so every
-#      value is in the hierarchies), k = 5, 2% suppression
+#   C  qid_lattice on 1e6 rows whose eight columns (and income) are drawn
+#      independently from Adult's rows by a fixed hash (so every value is in the
+#      hierarchies, and combinations are far more varied than Adult's), k = 5,
+#      2% suppression
 #   D  qid_anonymize on Adult: k = 5, 2% suppression, l = 2 on income
 # A and A2 run $BENCH_RUNS times (default 3; the median counts), B once.
 # Prints the times and the ratio B / A.
@@ -36,6 +38,8 @@ H="jsonb_build_object('age', 'adult_hierarchy_age', 'workclass', 'adult_hierarch
 	cat <<EOF
 \\set ON_ERROR_STOP 1
 \\pset pager off
+SELECT pg_backend_pid() AS bench_pid \\gset
+\\setenv BENCH_PID :bench_pid
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS adult, adult_levels, adult_1e6, adult_release CASCADE;
 DROP TABLE IF EXISTS adult_hierarchy_age, adult_hierarchy_workclass, adult_hierarchy_education,
@@ -62,11 +66,22 @@ JOIN adult_hierarchy_occupation ho ON ho.value = a.occupation
 JOIN adult_hierarchy_race hr ON hr.value = a.race
 JOIN adult_hierarchy_sex hs ON hs.value = a.sex
 JOIN adult_hierarchy_native_country hn ON hn.value = a.native_country;
+CREATE TEMP TABLE adult_n AS SELECT row_number() OVER () AS rn, * FROM adult;
 CREATE UNLOGGED TABLE adult_1e6 AS
-SELECT a.* FROM generate_series(1, $ROWS) i
-JOIN (SELECT row_number() OVER () AS rn, * FROM adult) a
-  ON a.rn = 1 + (hashint8extended(i, 7) & 2147483647) % 32561;
+SELECT a1.age, a2.workclass, a3.education, a4.marital_status, a5.occupation, a6.race, a7.sex,
+	a8.native_country, a9.income
+FROM generate_series(1, $ROWS) i
+JOIN adult_n a1 ON a1.rn = 1 + (hashint8extended(i, 1) & 2147483647) % 32561
+JOIN adult_n a2 ON a2.rn = 1 + (hashint8extended(i, 2) & 2147483647) % 32561
+JOIN adult_n a3 ON a3.rn = 1 + (hashint8extended(i, 3) & 2147483647) % 32561
+JOIN adult_n a4 ON a4.rn = 1 + (hashint8extended(i, 4) & 2147483647) % 32561
+JOIN adult_n a5 ON a5.rn = 1 + (hashint8extended(i, 5) & 2147483647) % 32561
+JOIN adult_n a6 ON a6.rn = 1 + (hashint8extended(i, 6) & 2147483647) % 32561
+JOIN adult_n a7 ON a7.rn = 1 + (hashint8extended(i, 7) & 2147483647) % 32561
+JOIN adult_n a8 ON a8.rn = 1 + (hashint8extended(i, 8) & 2147483647) % 32561
+JOIN adult_n a9 ON a9.rn = 1 + (hashint8extended(i, 9) & 2147483647) % 32561;
 VACUUM ANALYZE adult, adult_levels, adult_1e6;
+SET jit = off;
 CREATE TEMP TABLE loop_result (levels integer[], suppressed bigint);
 CREATE FUNCTION pg_temp.loop(k integer) RETURNS void
 LANGUAGE plpgsql AS \$\$
@@ -91,34 +106,44 @@ SELECT levels, anonymous FROM qid_lattice('adult', $QID, $H, 5, evaluate => 'tag
 EOF
 	for _ in $(seq "$RUNS"); do
 		cat <<EOF
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK A
 \\timing on
 SELECT count(*) FILTER (WHERE anonymous) AS anonymous, count(*) FILTER (WHERE minimal) AS minimal, count(*) FILTER (WHERE evaluated) AS evaluated, count(*) AS nodes FROM qid_lattice('adult', $QID, $H, 5, evaluate => 'tagged');
 \\timing off
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK A2
 \\timing on
 SELECT count(*) FILTER (WHERE anonymous) AS anonymous, count(*) FILTER (WHERE evaluated) AS evaluated FROM qid_lattice('adult', $QID, $H, 5);
 \\timing off
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 EOF
 	done
 	cat <<EOF
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK B
 \\timing on
 SELECT pg_temp.loop(5);
 \\timing off
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 SELECT count(*) AS disagreements FROM loop_result r JOIN lattice_result l ON l.levels = r.levels
 WHERE l.anonymous <> (r.suppressed = 0);
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK C
 \\timing on
 SELECT count(*) FILTER (WHERE anonymous) AS anonymous, count(*) FILTER (WHERE evaluated) AS evaluated, max(rows) AS rows FROM qid_lattice('adult_1e6', $QID, $H, 5, 0.02);
 \\timing off
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 EOF
 	if psql -X -Atc "SELECT 1 FROM pg_proc WHERE proname = 'qid_anonymize'" | grep -q 1; then
 		cat <<EOF
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK D
 \\timing on
 SELECT node, rows_suppressed, final_k, final_l FROM qid_anonymize('adult', $QID, $H, 'adult_release', 5, 0.02, 'income', 2);
 \\timing off
+\\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 DROP TABLE adult_release;
 EOF
 	fi
@@ -127,15 +152,28 @@ EOF
 python3 - "$LOG" <<'EOF'
 import re, statistics, sys
 marks = {}
+cpu = {}
 mark = None
+last_cpu = None
+open_mark = None
 for line in open(sys.argv[1]):
+	m = re.match(r'CPU ([0-9.]+)', line)
+	if m:
+		value = float(m.group(1))
+		if open_mark is not None:
+			cpu.setdefault(open_mark, []).append(value - last_cpu)
+			open_mark = None
+		last_cpu = value
 	m = re.match(r'MARK (\w+)', line)
 	if m:
 		mark = m.group(1)
 	m = re.match(r'Time: ([0-9.]+) ms', line)
 	if m and mark:
 		marks.setdefault(mark, []).append(float(m.group(1)))
+		open_mark = mark
 		mark = None
+for k in sorted(cpu):
+	print(f"{k}: backend CPU seconds {', '.join(f'{v:.2f}' for v in cpu[k])}")
 a = statistics.median(marks['A'])
 a2 = statistics.median(marks['A2'])
 b = marks['B'][0]

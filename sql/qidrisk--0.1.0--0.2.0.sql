@@ -371,7 +371,7 @@ BEGIN
 				   ELSE '' END)
 	INTO fk;
 	IF sensitive IS NOT NULL THEN
-		EXECUTE format('SELECT min(d) FROM (SELECT count(DISTINCT %1$I) + max(CASE WHEN %1$I IS NULL THEN 1 ELSE 0 END) AS d FROM %2$s %4$s GROUP BY %3$s) x',
+		EXECUTE format('SELECT min(d) FROM (SELECT count(DISTINCT %1$I) + max(CASE WHEN %1$I IS NULL THEN 1 ELSE 0 END) AS d FROM %2$s %4$s GROUP BY @extschema@.qid_key(%3$s)) x',
 					   sensitive, release,
 					   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q),
 					   CASE WHEN star THEN 'WHERE NOT (' ||
