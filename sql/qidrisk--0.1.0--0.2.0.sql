@@ -310,7 +310,9 @@ BEGIN
 			keep := keep || format(' AND qidrisk_r1 < %s * qidrisk_tail', c);
 		END IF;
 	END IF;
-	DROP TABLE IF EXISTS pg_temp.qidrisk_anonymize_work;
+	IF to_regclass('pg_temp.qidrisk_anonymize_work') IS NOT NULL THEN
+		DROP TABLE pg_temp.qidrisk_anonymize_work;
+	END IF;
 	-- classes by their fingerprint (qid_key), the sensitive values counted per class
 	EXECUTE format($q$
 		CREATE TEMP TABLE qidrisk_anonymize_work AS
