@@ -8,7 +8,7 @@
 
 CREATE FUNCTION hierarchy_levels(hierarchy regclass)
 RETURNS TABLE (value text, levels text[])
-LANGUAGE plpgsql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -37,7 +37,7 @@ COMMENT ON FUNCTION hierarchy_levels(regclass) IS
 
 CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
 RETURNS TABLE (value text, levels text[])
-LANGUAGE plpgsql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -99,7 +99,7 @@ COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
 
 CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
 RETURNS TABLE (value text, levels text[])
-LANGUAGE plpgsql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -177,7 +177,8 @@ BEGIN
 		END LOOP;
 	END IF;
 	exprs := array_append(exprs, '''*''');
-	RETURN QUERY EXECUTE format('SELECT CAST(v AS pg_catalog.text), ARRAY[%s] FROM (SELECT DISTINCT %I AS v FROM %s) d',
+	-- NULL always has a row, so an empty table still has the hierarchy's levels
+	RETURN QUERY EXECUTE format('SELECT CAST(v AS pg_catalog.text), ARRAY[%s] FROM (SELECT %I AS v FROM %s UNION SELECT NULL) d',
 								array_to_string(exprs, ', '), column_name, rel)
 	USING spec;
 END
@@ -196,7 +197,7 @@ RETURNS TABLE (levels integer[], anonymous boolean, minimal boolean, evaluated b
 			   discernibility double precision, entropy_loss double precision,
 			   suppressed_share double precision, loss double precision, best boolean, rows bigint)
 AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
 								double precision, double precision, text, text, text) IS
 'every node of the full-domain generalization lattice: anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
