@@ -7,7 +7,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(43);
+SELECT plan(47);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -105,6 +105,19 @@ SELECT throws_ok($$SELECT * FROM qid_anonymize('people', '{zip}', '{"zip": "h_zi
 SELECT throws_ok($$SELECT * FROM qid_anonymize('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 2, suppression => 'hide')$$, '22023', NULL, 'anonymize: unknown suppression');
 SELECT throws_ok($$SELECT * FROM qid_anonymize('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 500)$$, '22023', NULL, 'anonymize: target out of reach');
 SELECT hasnt_table('rel_x', 'nothing written on failure');
+
+-- names resolve with the caller's search_path, not the functions' pinned one
+CREATE SCHEMA lattice_other;
+CREATE TABLE lattice_other.h_sex2 (value text, l1 text);
+INSERT INTO lattice_other.h_sex2 VALUES ('F', '*'), ('M', '*');
+SET LOCAL search_path = lattice_other, public;
+SELECT is((SELECT count(*) FROM qid_lattice('public.people', '{sex}', '{"sex": "h_sex2"}', 2)), 2::bigint,
+		  'qid_lattice finds a hierarchy on the caller''s search_path');
+SELECT is((SELECT rows_released FROM qid_anonymize('public.people', '{sex,zip}', '{"sex": "h_sex2", "zip": {"table": "public.h_zip"}}', 'rel_sp', 2)),
+		  200::bigint, 'qid_anonymize finds them too');
+SELECT has_table('lattice_other', 'rel_sp', 'the release goes to the first schema of the caller''s search_path');
+SELECT is((SELECT count(*) FROM public.people), 200::bigint, 'the source keeps its rows');
+RESET search_path;
 
 SELECT * FROM finish();
 ROLLBACK;
