@@ -241,10 +241,10 @@ COMMENT ON FUNCTION qidrisk_hierarchy_rows(regclass, text, jsonb) IS
 
 CREATE FUNCTION qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
 								  k integer, max_suppressed double precision, sensitive text,
-								  l integer, l_model text, c double precision, metric text,
-								  suppression text)
+								  l integer, l_model text, c double precision, t double precision,
+								  t_distance text, metric text, suppression text)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
-			   values_changed jsonb, final_k bigint, final_l bigint)
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 -- the generated statements' estimates are rough; compiling them costs seconds
@@ -267,7 +267,11 @@ DECLARE
 	changes jsonb;
 	fk bigint;
 	fl bigint;
+	ft double precision;
 	star boolean;
+	ordered boolean := t_distance = 'ordered';
+	chain text;
+	qcols text := (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q);
 BEGIN
 	IF release IS NULL OR suppression IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize needs a release table name and a suppression mode'
@@ -280,7 +284,7 @@ BEGIN
 	star := suppression = 'star';
 	SELECT q.levels, q.loss INTO lv, best_loss
 	FROM @extschema@.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model, c,
-								 NULL, 'equal', metric, 'anonymous') q
+								 t, t_distance, metric, 'anonymous') q
 	WHERE q.best;
 	IF lv IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize: no generalization of % meets the target', rel
@@ -311,6 +315,40 @@ BEGIN
 			keep := keep || format(' AND qidrisk_r1 < %s * qidrisk_tail', c);
 		END IF;
 	END IF;
+	IF t IS NOT NULL THEN
+		keep := keep || format(' AND %s <= %s', CASE WHEN ordered THEN 'qidrisk_tord' ELSE 'qidrisk_teq' END, t);
+	END IF;
+	-- per class of src (qidrisk_key, qidrisk_s): size, distinct sensitive values,
+	-- entropy, the recursive test's r1 and tail, the equal and ordered distances
+	-- to the distribution of all of src (values ranked in the type's order, NULL
+	-- last); rows with a NULL key count in that distribution only
+	chain := format($c$
+		ks AS (
+			SELECT qidrisk_key AS key, qidrisk_s AS s, count(*) AS ns FROM src GROUP BY 1, 2
+		), kq AS (
+			SELECT ks.*, sum(ns) OVER (PARTITION BY s)::float8 / sum(ns) OVER () AS q,
+				   dense_rank() OVER (ORDER BY s) AS rk
+			FROM ks
+		), kr AS (
+			SELECT kq.*, sum(ns) OVER w AS size, count(*) OVER w AS d,
+				   row_number() OVER (PARTITION BY key ORDER BY ns DESC) AS r
+			FROM kq WINDOW w AS (PARTITION BY key)
+		), cls AS (
+			SELECT key, max(size) AS qidrisk_size, max(d) AS qidrisk_distinct,
+				   -sum(ns::float8 / size * ln(ns::float8 / size)) AS qidrisk_entropy,
+				   max(ns) AS qidrisk_r1, coalesce(sum(ns) FILTER (WHERE r >= %1$s), 0) AS qidrisk_tail,
+				   (sum(abs(ns::float8 / size - q) - q) + 1) / 2 AS qidrisk_teq
+			FROM kr WHERE key IS NOT NULL GROUP BY key
+		), ord AS (%2$s
+		)$c$, l,
+		CASE WHEN ordered AND t IS NOT NULL THEN $o$
+			SELECT x.key, sum(abs(x.cum)) / greatest((SELECT count(DISTINCT rk) FROM kq) - 1, 1) AS qidrisk_tord
+			FROM (SELECT c.key, sum(coalesce(k.ns, 0)::float8 / c.qidrisk_size - v.q)
+									OVER (PARTITION BY c.key ORDER BY v.rk) AS cum
+				  FROM cls c CROSS JOIN (SELECT DISTINCT rk, q FROM kq) v
+				  LEFT JOIN kr k ON k.key = c.key AND k.rk = v.rk) x
+			GROUP BY x.key$o$
+		ELSE 'SELECT key, 0::float8 AS qidrisk_tord FROM cls' END);
 	IF to_regclass('pg_temp.qidrisk_anonymize_work') IS NOT NULL THEN
 		DROP TABLE pg_temp.qidrisk_anonymize_work;
 	END IF;
@@ -320,23 +358,13 @@ BEGIN
 		WITH %1$s src AS (
 			SELECT t.*, %2$s, %3$s AS qidrisk_s, @extschema@.qid_key(%4$s) AS qidrisk_key
 			FROM %5$s t %6$s
-		), ks AS (
-			SELECT qidrisk_key AS key, qidrisk_s AS s, count(*) AS ns FROM src GROUP BY 1, 2
-		), kr AS (
-			SELECT ks.*, sum(ns) OVER w AS size, count(*) OVER w AS d,
-				   row_number() OVER (PARTITION BY key ORDER BY ns DESC) AS r
-			FROM ks WINDOW w AS (PARTITION BY key)
-		), cls AS (
-			SELECT key, max(size) AS qidrisk_size, max(d) AS qidrisk_distinct,
-				   -sum(ns::float8 / size * ln(ns::float8 / size)) AS qidrisk_entropy,
-				   max(ns) AS qidrisk_r1, coalesce(sum(ns) FILTER (WHERE r >= %7$s), 0) AS qidrisk_tail
-			FROM kr GROUP BY key
-		)
-		SELECT src.*, %8$s AS qidrisk_keep FROM src JOIN cls ON cls.key = src.qidrisk_key$q$,
+		), %7$s
+		SELECT src.*, %8$s AS qidrisk_keep
+		FROM src JOIN cls ON cls.key = src.qidrisk_key JOIN ord ON ord.key = src.qidrisk_key$q$,
 		ctes,
 		(SELECT string_agg(format('%s AS qidrisk_g%s', gens[s.gi], s.gi), ', ') FROM generate_series(1, m) AS s(gi)),
 		CASE WHEN sensitive IS NULL THEN 'NULL::integer' ELSE format('t.%I', sensitive) END,
-		array_to_string(gens, ', '), rel, joins, l, keep);
+		array_to_string(gens, ', '), rel, joins, chain, keep);
 
 	-- the release: the source's columns in order, quasi-identifiers generalized
 	FOR att IN
@@ -364,7 +392,6 @@ BEGIN
 	EXECUTE format('SELECT count(*) FILTER (WHERE qidrisk_keep), count(*) FILTER (WHERE NOT qidrisk_keep), jsonb_build_object(%s) FROM qidrisk_anonymize_work',
 				   array_to_string(changed, ', '))
 	INTO n_released, n_suppressed, changes;
-	DROP TABLE qidrisk_anonymize_work;
 
 	-- re-check the written table (suppressed rows, all '*', left out)
 	EXECUTE format('SELECT @extschema@.k_anonymity(%s) FROM %s %s',
@@ -374,17 +401,24 @@ BEGIN
 				   ELSE '' END)
 	INTO fk;
 	IF sensitive IS NOT NULL THEN
-		EXECUTE format('SELECT min(d) FROM (SELECT count(DISTINCT %1$I) + max(CASE WHEN %1$I IS NULL THEN 1 ELSE 0 END) AS d FROM %2$s %4$s GROUP BY @extschema@.qid_key(%3$s)) x',
-					   sensitive, release,
-					   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q),
+		-- t is measured against the source's distribution, suppressed rows included
+		EXECUTE format('WITH src AS (SELECT @extschema@.qid_key(%s) AS qidrisk_key, %I AS qidrisk_s FROM %s %s
+									 UNION ALL SELECT NULL, qidrisk_s FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep), %s
+						SELECT min(qidrisk_distinct), max(CASE WHEN %L THEN qidrisk_tord ELSE qidrisk_teq END)
+						FROM cls JOIN ord USING (key)',
+					   qcols, sensitive, release,
 					   CASE WHEN star THEN 'WHERE NOT (' ||
 							(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
-					   ELSE '' END)
-		INTO fl;
+					   ELSE '' END, chain, ordered)
+		INTO fl, ft;
+		IF t IS NULL THEN
+			ft := NULL;
+		END IF;
 	END IF;
-	IF n_released > 0 AND (fk < k OR (l > 1 AND fl < l)) THEN
-		RAISE EXCEPTION 'qid_anonymize: the written release % has k = % and l = %, below the target k = %, l = %',
-			release, fk, fl, k, l
+	DROP TABLE qidrisk_anonymize_work;
+	IF n_released > 0 AND (fk < k OR (l > 1 AND fl < l) OR ft > t) THEN
+		RAISE EXCEPTION 'qid_anonymize: the written release % has k = %, l = %, t = %, short of the target k = %, l = %, t = %',
+			release, fk, fl, ft, k, l, t
 			USING ERRCODE = 'internal_error';
 	END IF;
 	IF n_suppressed > floor(max_suppressed * (n_released + n_suppressed)) THEN
@@ -392,11 +426,11 @@ BEGIN
 			USING ERRCODE = 'internal_error';
 	END IF;
 	RETURN QUERY SELECT lv, best_loss, CASE WHEN star THEN n_released + n_suppressed ELSE n_released END,
-		n_suppressed, changes, fk, fl;
+		n_suppressed, changes, fk, fl, ft;
 END
 $$;
 COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
-									  text, double precision, text, text) IS
+									  text, double precision, double precision, text, text, text) IS
 'internal: qid_anonymize after the caller''s names are resolved';
 
 -- Resolves the caller's table names, then writes the release (no operator here
@@ -404,10 +438,11 @@ COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, do
 CREATE FUNCTION qid_anonymize(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
 							  max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
 							  l integer DEFAULT 1, l_model text DEFAULT 'distinct',
-							  c double precision DEFAULT NULL, metric text DEFAULT 'discernibility',
+							  c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+							  t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
 							  suppression text DEFAULT 'remove')
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
-			   values_changed jsonb, final_k bigint, final_l bigint)
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
 LANGUAGE sql VOLATILE
 AS $$
 	SELECT * FROM @extschema@.qidrisk_anonymize(rel, qid,
@@ -421,8 +456,8 @@ AS $$
 				 ELSE e.value END), '{}'::pg_catalog.jsonb)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
 		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
-		metric, suppression)
+		t, t_distance, metric, suppression)
 $$;
 COMMENT ON FUNCTION qid_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
-								  text, double precision, text, text) IS
+								  text, double precision, double precision, text, text, text) IS
 'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed, re-checked';

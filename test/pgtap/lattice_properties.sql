@@ -13,7 +13,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(52);
+SELECT plan(57);
 
 -- A random table t_<name>: three quasi-identifiers with NULLs and ties, a
 -- sensitive column with NULLs; and a random nested hierarchy per column
@@ -330,6 +330,32 @@ SELECT is((SELECT count(*) FROM rel_p2_star WHERE a = '*' AND b = '*' AND c = '*
 		  (SELECT rows_suppressed FROM star_p2) + (SELECT count(*) FROM rel_p2 WHERE a::text = '*' AND b::text = '*' AND c::text = '*'),
 		  'star: suppressed rows kept with * in every quasi-identifier');
 SELECT is((SELECT count(*) FROM rel_p2_star), 300::bigint, 'star: every row released');
+
+-- qid_anonymize's own (SQL) classification of the best node's classes agrees
+-- with qid_lattice's for every model, and the release meets the target
+CREATE FUNCTION pg_temp.anonymize_agrees(name text, heights integer[], k integer, ms float8,
+										 l integer, model text, c float8, t float8, dist text,
+										 metric text DEFAULT 'discernibility')
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	b record;
+	a record;
+BEGIN
+	SELECT * INTO b FROM qid_lattice(('t_' || name)::regclass, ARRAY['a', 'b', 'c'], pg_temp.hierarchies(name, heights),
+									 k, ms, 's', l, model, c, t, dist, metric) WHERE best;
+	SELECT * INTO a FROM qid_anonymize(('t_' || name)::regclass, ARRAY['a', 'b', 'c'], pg_temp.hierarchies(name, heights),
+									   translate(format('rel_%s_%s_%s_%s_%s', name, model, ms, t, dist), '.', '_'), k, ms, 's', l, model, c, t, dist, metric);
+	-- some rows suppressed, so that the two classifications have something to agree on
+	RETURN a.node = b.levels AND a.rows_suppressed = b.suppressed_rows AND a.rows_suppressed > 0 AND a.final_k >= k
+		AND a.final_l >= l AND (t IS NULL OR a.final_t <= t);
+END
+$$;
+SELECT ok(pg_temp.anonymize_agrees('p2', ARRAY[3, 2, 2], 2, 0.1, 2, 'distinct', NULL, NULL, 'equal'), 'anonymize: distinct l');
+SELECT ok(pg_temp.anonymize_agrees('p4', ARRAY[2, 2, 2], 2, 0.3, 2, 'entropy', NULL, NULL, 'equal', 'height'), 'anonymize: entropy l');
+SELECT ok(pg_temp.anonymize_agrees('p4', ARRAY[2, 2, 2], 2, 0.15, 2, 'recursive', 3, NULL, 'equal'), 'anonymize: recursive (c,l)');
+SELECT ok(pg_temp.anonymize_agrees('p2', ARRAY[3, 2, 2], 2, 0.2, 1, 'distinct', NULL, 0.1913, 'equal', 'height'), 'anonymize: t-closeness, equal distance');
+SELECT ok(pg_temp.anonymize_agrees('p2', ARRAY[3, 2, 2], 2, 0.2, 1, 'distinct', NULL, 0.1733, 'ordered'), 'anonymize: t-closeness, ordered distance');
 
 SELECT * FROM finish();
 ROLLBACK;
