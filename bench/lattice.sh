@@ -17,7 +17,7 @@
 #      independently from Adult's rows by a fixed hash (so every value is in the
 #      hierarchies, and combinations are far more varied than Adult's), k = 5,
 #      2% suppression
-#   D  qid_anonymize on Adult: k = 5, 2% suppression, l = 2 on income
+#   D  qid_anonymize_into on Adult: k = 5, 2% suppression, l = 2 on income
 # A and A2 run $BENCH_RUNS times (default 3; the median counts), B once.
 # Prints the times and the ratio B / A.
 set -euo pipefail
@@ -141,12 +141,12 @@ SELECT count(*) FILTER (WHERE anonymous) AS anonymous, count(*) FILTER (WHERE ev
 \\timing off
 \\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 EOF
-	if psql -X -Atc "SELECT 1 FROM pg_proc WHERE proname = 'qid_anonymize'" | grep -q 1; then
+	if psql -X -Atc "SELECT 1 FROM pg_proc WHERE proname = 'qid_anonymize_into'" | grep -q 1; then
 		cat <<EOF
 \\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK D
 \\timing on
-SELECT node, rows_suppressed, final_k, final_l FROM qid_anonymize('adult', $QID, $H, 'adult_release', 5, 0.02, 'income', 2);
+SELECT node, rows_suppressed, final_k, final_l FROM qid_anonymize_into('adult', $QID, $H, 'adult_release', 5, 0.02, 'income', 2);
 \\timing off
 \\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 DROP TABLE adult_release;
@@ -191,5 +191,5 @@ if 'C1' in marks:
 if 'C' in marks:
 	print(f"C  qid_lattice default on the large table: {marks['C'][0]:.1f} ms")
 if 'D' in marks:
-	print(f"D  qid_anonymize on Adult: {marks['D'][0]:.1f} ms")
+	print(f"D  qid_anonymize_into on Adult: {marks['D'][0]:.1f} ms")
 EOF

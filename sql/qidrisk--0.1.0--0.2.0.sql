@@ -4,7 +4,7 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION qidrisk UPDATE TO '0.2.0'" to load this file. \quit
 
--- ==== generalization lattice: hierarchies, qid_lattice, qid_anonymize ====
+-- ==== generalization lattice: hierarchies, qid_lattice, qid_anonymize_into ====
 
 CREATE FUNCTION hierarchy_levels(hierarchy regclass)
 RETURNS TABLE (value text, levels text[])
@@ -274,11 +274,11 @@ DECLARE
 	qcols text := (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q);
 BEGIN
 	IF release IS NULL OR suppression IS NULL THEN
-		RAISE EXCEPTION 'qid_anonymize needs a release table name and a suppression mode'
+		RAISE EXCEPTION 'qid_anonymize_into needs a release table name and a suppression mode'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	IF suppression NOT IN ('remove', 'star') THEN
-		RAISE EXCEPTION 'qid_anonymize: unknown suppression "%"', suppression
+		RAISE EXCEPTION 'qid_anonymize_into: unknown suppression "%"', suppression
 			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
 	END IF;
 	star := suppression = 'star';
@@ -287,7 +287,7 @@ BEGIN
 								 t, t_distance, metric, 'anonymous') q
 	WHERE q.best;
 	IF lv IS NULL THEN
-		RAISE EXCEPTION 'qid_anonymize: no generalization of % meets the target', rel
+		RAISE EXCEPTION 'qid_anonymize_into: no generalization of % meets the target', rel
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'Allow more suppression, lower k or l, or add coarser hierarchy levels.';
 	END IF;
@@ -417,12 +417,12 @@ BEGIN
 	END IF;
 	DROP TABLE qidrisk_anonymize_work;
 	IF n_released > 0 AND (fk < k OR (l > 1 AND fl < l) OR ft > t) THEN
-		RAISE EXCEPTION 'qid_anonymize: the written release % has k = %, l = %, t = %, short of the target k = %, l = %, t = %',
+		RAISE EXCEPTION 'qid_anonymize_into: the written release % has k = %, l = %, t = %, short of the target k = %, l = %, t = %',
 			release, fk, fl, ft, k, l, t
 			USING ERRCODE = 'internal_error';
 	END IF;
 	IF n_suppressed > floor(max_suppressed * (n_released + n_suppressed)) THEN
-		RAISE EXCEPTION 'qid_anonymize: % rows suppressed, more than allowed', n_suppressed
+		RAISE EXCEPTION 'qid_anonymize_into: % rows suppressed, more than allowed', n_suppressed
 			USING ERRCODE = 'internal_error';
 	END IF;
 	RETURN QUERY SELECT lv, best_loss, CASE WHEN star THEN n_released + n_suppressed ELSE n_released END,
@@ -431,11 +431,11 @@ END
 $$;
 COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
 									  text, double precision, double precision, text, text, text) IS
-'internal: qid_anonymize after the caller''s names are resolved';
+'internal: qid_anonymize_into after the caller''s names are resolved';
 
 -- Resolves the caller's table names, then writes the release (no operator here
 -- depends on the caller's search_path)
-CREATE FUNCTION qid_anonymize(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
 							  max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
 							  l integer DEFAULT 1, l_model text DEFAULT 'distinct',
 							  c double precision DEFAULT NULL, t double precision DEFAULT NULL,
@@ -458,6 +458,6 @@ AS $$
 		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
 		t, t_distance, metric, suppression)
 $$;
-COMMENT ON FUNCTION qid_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
+COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
 								  text, double precision, double precision, text, text, text) IS
 'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed, re-checked';

@@ -1969,7 +1969,7 @@ Datum
 qidrisk_qualified_table(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			relid = ResolveTable(name, "", "qid_anonymize");
+	Oid			relid = ResolveTable(name, "", "qid_anonymize_into");
 
 	PG_RETURN_TEXT_P(cstring_to_text(quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 																get_rel_name(relid))));

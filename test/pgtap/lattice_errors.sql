@@ -1,4 +1,4 @@
--- Bad input to qid_lattice, the hierarchy functions and qid_anonymize gets a
+-- Bad input to qid_lattice, the hierarchy functions and qid_anonymize_into gets a
 -- clear error (SQLSTATE and qidrisk's own message) and changes nothing.
 \set ON_ERROR_STOP 1
 \set QUIET 1
@@ -100,10 +100,10 @@ SELECT is((SELECT levels FROM hierarchy_levels('tree', 'child', 'parent') WHERE 
 SELECT is((SELECT levels FROM hierarchy_levels('tree', 'child', 'parent') WHERE value = '1005'),
 		  '{C,*,*}'::text[], 'a shorter chain keeps its top');
 
--- qid_anonymize: bad input and an unreachable target write nothing
-SELECT throws_ok($$SELECT * FROM qid_anonymize('people', '{zip}', '{"zip": "h_zip"}', NULL, 2)$$, '22004', NULL, 'anonymize: no release name');
-SELECT throws_ok($$SELECT * FROM qid_anonymize('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 2, suppression => 'hide')$$, '22023', NULL, 'anonymize: unknown suppression');
-SELECT throws_ok($$SELECT * FROM qid_anonymize('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 500)$$, '22023', NULL, 'anonymize: target out of reach');
+-- qid_anonymize_into: bad input and an unreachable target write nothing
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', NULL, 2)$$, '22004', NULL, 'anonymize: no release name');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 2, suppression => 'hide')$$, '22023', NULL, 'anonymize: unknown suppression');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 500)$$, '22023', NULL, 'anonymize: target out of reach');
 SELECT hasnt_table('rel_x', 'nothing written on failure');
 
 -- names resolve with the caller's search_path, not the functions' pinned one
@@ -113,8 +113,8 @@ INSERT INTO lattice_other.h_sex2 VALUES ('F', '*'), ('M', '*');
 SET LOCAL search_path = lattice_other, public;
 SELECT is((SELECT count(*) FROM qid_lattice('public.people', '{sex}', '{"sex": "h_sex2"}', 2)), 2::bigint,
 		  'qid_lattice finds a hierarchy on the caller''s search_path');
-SELECT is((SELECT rows_released FROM qid_anonymize('public.people', '{sex,zip}', '{"sex": "h_sex2", "zip": {"table": "public.h_zip"}}', 'rel_sp', 2)),
-		  200::bigint, 'qid_anonymize finds them too');
+SELECT is((SELECT rows_released FROM qid_anonymize_into('public.people', '{sex,zip}', '{"sex": "h_sex2", "zip": {"table": "public.h_zip"}}', 'rel_sp', 2)),
+		  200::bigint, 'qid_anonymize_into finds them too');
 SELECT has_table('lattice_other', 'rel_sp', 'the release goes to the first schema of the caller''s search_path');
 SELECT is((SELECT count(*) FROM public.people), 200::bigint, 'the source keeps its rows');
 RESET search_path;

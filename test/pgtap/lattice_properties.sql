@@ -285,13 +285,13 @@ SELECT is((SELECT count(*) FILTER (WHERE evaluated) < count(*) FILTER (WHERE NOT
 SELECT is((SELECT count(*) FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, evaluate => 'tagged') WHERE best IS NULL),
 		  36::bigint, 'tagged mode reports no best node');
 
--- qid_anonymize writes the best node's release: the reference's kept rows, generalized
+-- qid_anonymize_into writes the best node's release: the reference's kept rows, generalized
 CREATE TEMP TABLE before_p2 AS SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) AS h FROM t_p2 t;
 CREATE TEMP TABLE best_p2 AS
 SELECT * FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 4, 0.1) WHERE best;
 CREATE TEMP TABLE anon_p2 AS
-SELECT * FROM qid_anonymize('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 'rel_p2', 4, 0.1);
-SELECT is((SELECT node FROM anon_p2), (SELECT levels FROM best_p2), 'qid_anonymize picks qid_lattice''s best node');
+SELECT * FROM qid_anonymize_into('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 'rel_p2', 4, 0.1);
+SELECT is((SELECT node FROM anon_p2), (SELECT levels FROM best_p2), 'qid_anonymize_into picks qid_lattice''s best node');
 SELECT is((SELECT rows_suppressed FROM anon_p2), (SELECT suppressed_rows FROM best_p2), 'and suppresses its failing rows');
 SELECT is((SELECT rows_released + rows_suppressed FROM anon_p2), 300::bigint, 'every row released or suppressed');
 SELECT is((SELECT count(*) FROM rel_p2), (SELECT rows_released FROM anon_p2), 'the release holds the released rows');
@@ -325,13 +325,13 @@ SELECT is((SELECT values_changed FROM anon_p2),
 		   FROM pg_temp.generalized((SELECT node FROM anon_p2))),
 		  'values changed: only cells whose value differs');
 CREATE TEMP TABLE star_p2 AS
-SELECT * FROM qid_anonymize('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 'rel_p2_star', 4, 0.1, suppression => 'star');
+SELECT * FROM qid_anonymize_into('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 'rel_p2_star', 4, 0.1, suppression => 'star');
 SELECT is((SELECT count(*) FROM rel_p2_star WHERE a = '*' AND b = '*' AND c = '*'),
 		  (SELECT rows_suppressed FROM star_p2) + (SELECT count(*) FROM rel_p2 WHERE a::text = '*' AND b::text = '*' AND c::text = '*'),
 		  'star: suppressed rows kept with * in every quasi-identifier');
 SELECT is((SELECT count(*) FROM rel_p2_star), 300::bigint, 'star: every row released');
 
--- qid_anonymize's own (SQL) classification of the best node's classes agrees
+-- qid_anonymize_into's own (SQL) classification of the best node's classes agrees
 -- with qid_lattice's for every model, and the release meets the target
 CREATE FUNCTION pg_temp.anonymize_agrees(name text, heights integer[], k integer, ms float8,
 										 l integer, model text, c float8, t float8, dist text,
@@ -344,7 +344,7 @@ DECLARE
 BEGIN
 	SELECT * INTO b FROM qid_lattice(('t_' || name)::regclass, ARRAY['a', 'b', 'c'], pg_temp.hierarchies(name, heights),
 									 k, ms, 's', l, model, c, t, dist, metric) WHERE best;
-	SELECT * INTO a FROM qid_anonymize(('t_' || name)::regclass, ARRAY['a', 'b', 'c'], pg_temp.hierarchies(name, heights),
+	SELECT * INTO a FROM qid_anonymize_into(('t_' || name)::regclass, ARRAY['a', 'b', 'c'], pg_temp.hierarchies(name, heights),
 									   translate(format('rel_%s_%s_%s_%s_%s', name, model, ms, t, dist), '.', '_'), k, ms, 's', l, model, c, t, dist, metric);
 	-- some rows suppressed, so that the two classifications have something to agree on
 	RETURN a.node = b.levels AND a.rows_suppressed = b.suppressed_rows AND a.rows_suppressed > 0 AND a.final_k >= k
