@@ -282,6 +282,8 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
 	END IF;
 	star := suppression = 'star';
+	-- the caller's empty object arrives as NULL
+	hierarchies := coalesce(hierarchies, '{}');
 	SELECT q.levels, q.loss INTO lv, best_loss
 	FROM @extschema@.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model, c,
 								 t, t_distance, metric, 'anonymous') q
@@ -433,27 +435,29 @@ COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, do
 									  text, double precision, double precision, text, text, text) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
--- Resolves the caller's table names, then writes the release (no operator here
--- depends on the caller's search_path)
+-- Resolves the caller's table names with the caller's search_path, so it cannot
+-- pin its own (like qid_assert); its body calls only schema-qualified
+-- functions and uses no operator, so that path cannot redirect anything
 CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
-							  max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
-							  l integer DEFAULT 1, l_model text DEFAULT 'distinct',
-							  c double precision DEFAULT NULL, t double precision DEFAULT NULL,
-							  t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
-							  suppression text DEFAULT 'remove')
+								   max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove')
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
 LANGUAGE sql VOLATILE
 AS $$
 	SELECT * FROM @extschema@.qidrisk_anonymize(rel, qid,
-		(SELECT COALESCE(pg_catalog.jsonb_object_agg(e.key,
-			CASE WHEN pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.=) 'string'
-				 THEN pg_catalog.to_jsonb(@extschema@.qidrisk_qualified_table(e.value OPERATOR(pg_catalog.#>>) '{}'))
-				 WHEN pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.=) 'object'
-					  AND e.value OPERATOR(pg_catalog.?) 'table'
-				 THEN e.value OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('table',
-						@extschema@.qidrisk_qualified_table(e.value OPERATOR(pg_catalog.->>) 'table'))
-				 ELSE e.value END), '{}'::pg_catalog.jsonb)
+		(SELECT pg_catalog.jsonb_object_agg(e.key,
+			CASE WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'string')
+				 THEN pg_catalog.to_jsonb(@extschema@.qidrisk_qualified_table(
+						pg_catalog.jsonb_array_element_text(pg_catalog.jsonb_build_array(e.value), 0)))
+				 WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'object')
+					  AND pg_catalog.jsonb_exists(e.value, 'table')
+				 THEN pg_catalog.jsonb_concat(e.value, pg_catalog.jsonb_build_object('table',
+						@extschema@.qidrisk_qualified_table(pg_catalog.jsonb_object_field_text(e.value, 'table'))))
+				 ELSE e.value END)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
 		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
 		t, t_distance, metric, suppression)
