@@ -38,6 +38,15 @@ SELECT levels, suppressed_rows, round(loss::numeric, 4) AS loss
 FROM h, qid_lattice('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
                     h.h, 5, 0.02, 'income', 2, metric => 'precision')
 WHERE best;
+-- predictive tagging agrees with evaluating every node, on the whole lattice
+SELECT count(*) AS nodes,
+       count(*) FILTER (WHERE a.anonymous <> b.anonymous OR a.minimal <> b.minimal) AS disagreements,
+       count(*) FILTER (WHERE a.evaluated AND (a.suppressed_rows <> b.suppressed_rows OR a.classes <> b.classes
+                                               OR a.discernibility <> b.discernibility)) AS figures_differ
+FROM h, qid_lattice('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
+                    h.h, 5, 0.02, 'income', 2, evaluate => 'tagged') a
+JOIN qid_lattice('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
+                 (SELECT h FROM h), 5, 0.02, 'income', 2, evaluate => 'all') b USING (levels);
 -- the same age intervals built by qidrisk
 SELECT count(*) AS same_nodes
 FROM qid_lattice('adult', '{age,sex}', '{"age": "adult_hierarchy_age", "sex": "adult_hierarchy_sex"}', 5) a
