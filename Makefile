@@ -11,6 +11,7 @@ OBJS += src/sketch.o
 OBJS += src/qidkey.o
 OBJS += src/relreader.o
 OBJS += src/hashkey.o
+OBJS += src/lattice.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

@@ -269,3 +269,464 @@ AS 'MODULE_PATHNAME', 'qidrisk_sample_permute'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION qidrisk_sample_permute(uuid) IS
 'internal: a qid_key as the approximate aggregates of the current statement sample it (their keyed permutation)';
+-- ==== generalization lattice: hierarchies, qid_lattice, qid_anonymize_into ====
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	cols text[];
+BEGIN
+	IF hierarchy IS NULL THEN
+		RAISE EXCEPTION 'hierarchy_levels needs a hierarchy table'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	-- lock the table before reading its columns
+	EXECUTE format('SELECT FROM %s LIMIT 0', hierarchy);
+	SELECT array_agg(format('CAST(%I AS pg_catalog.text)', a.attname) ORDER BY a.attnum)
+	INTO cols
+	FROM pg_attribute a
+	WHERE a.attrelid = hierarchy AND a.attnum > 0 AND NOT a.attisdropped;
+	IF cols IS NULL THEN
+		RAISE EXCEPTION 'hierarchy % has no columns', hierarchy
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN QUERY EXECUTE format('SELECT %s, CAST(ARRAY[%s] AS pg_catalog.text[]) FROM %s',
+								cols[1], array_to_string(cols[2:], ', '), hierarchy);
+END
+$$;
+COMMENT ON FUNCTION hierarchy_levels(regclass) IS
+'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	bad text;
+BEGIN
+	IF hierarchy IS NULL OR child_column IS NULL OR parent_column IS NULL THEN
+		RAISE EXCEPTION 'hierarchy_levels needs a hierarchy table and its child and parent columns'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	EXECUTE format('SELECT FROM %s LIMIT 0', hierarchy);
+	EXECUTE format('SELECT %1$I::text FROM %3$s WHERE %1$I IS NOT NULL GROUP BY %1$I
+					HAVING count(DISTINCT %2$I) > 1 LIMIT 1',
+				   child_column, parent_column, hierarchy)
+	INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'hierarchy % gives "%" more than one parent', hierarchy, bad
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	EXECUTE format($q$
+		WITH RECURSIVE chain(node, depth) AS (
+			SELECT DISTINCT %1$I::text, 0 FROM %2$s WHERE %1$I IS NOT NULL
+			UNION ALL
+			SELECT h.%3$I::text, c.depth + 1
+			FROM chain c JOIN %2$s h ON h.%1$I::text = c.node
+			WHERE h.%3$I IS NOT NULL
+		) CYCLE node SET looped USING path
+		SELECT node FROM chain WHERE looped LIMIT 1$q$,
+		child_column, hierarchy, parent_column)
+	INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'hierarchy % has a cycle through "%"', hierarchy, bad
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- every node's ancestors level by level; a top stays itself above its depth
+	RETURN QUERY EXECUTE format($q$
+		WITH RECURSIVE nodes AS (
+			SELECT %1$I::text AS v FROM %2$s WHERE %1$I IS NOT NULL
+			UNION
+			SELECT %3$I::text FROM %2$s WHERE %3$I IS NOT NULL
+		), chain(value, node, depth) AS (
+			SELECT n.v, n.v, 0 FROM nodes n
+			UNION ALL
+			SELECT c.value, h.%3$I::text, c.depth + 1
+			FROM chain c JOIN %2$s h ON h.%1$I::text = c.node
+			WHERE h.%3$I IS NOT NULL
+		), tops AS (
+			SELECT c.value, max(c.depth) AS top FROM chain c GROUP BY c.value
+		)
+		SELECT t.value,
+			   ARRAY(SELECT c.node FROM generate_series(1, (SELECT max(top) FROM tops)) g
+					 JOIN chain c ON c.value = t.value AND c.depth = least(g, t.top)
+					 ORDER BY g)
+		FROM tops t$q$,
+		child_column, hierarchy, parent_column);
+END
+$$;
+COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
+'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
+
+CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	typ text;
+	widths numeric[];
+	nlevels integer;
+	cut_sets text[] := '{}';
+	exprs text[] := '{}';
+	j integer;
+	att record;
+BEGIN
+	IF rel IS NULL OR column_name IS NULL OR spec IS NULL THEN
+		RAISE EXCEPTION 'interval_hierarchy needs a table, a column and a specification'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	EXECUTE format('SELECT FROM %s LIMIT 0', rel);
+	SELECT a.atttypid, format_type(a.atttypid, NULL) AS name INTO att
+	FROM pg_attribute a
+	WHERE a.attrelid = rel AND a.attname = column_name AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" does not exist in %', column_name, rel
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	typ := att.name;
+	IF jsonb_typeof(spec) <> 'object' OR (spec ? 'widths') = (spec ? 'cuts') THEN
+		RAISE EXCEPTION 'interval_hierarchy needs {"widths": [...]} or {"cuts": [[...], ...]}, not %', spec
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF spec ? 'widths' THEN
+		IF jsonb_typeof(spec->'widths') <> 'array'
+		   OR EXISTS (SELECT FROM jsonb_array_elements(spec->'widths') e WHERE jsonb_typeof(e) <> 'number') THEN
+			RAISE EXCEPTION 'interval_hierarchy: widths must be an array of numbers'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		SELECT array_agg(e::numeric ORDER BY o) INTO widths
+		FROM jsonb_array_elements_text(spec->'widths') WITH ORDINALITY AS x(e, o);
+		IF widths IS NULL THEN
+			RAISE EXCEPTION 'interval_hierarchy needs at least one width'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF att.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'numeric'::regtype,
+								'float4'::regtype, 'float8'::regtype) THEN
+			RAISE EXCEPTION 'interval_hierarchy: widths need a numeric column, not %', typ
+				USING ERRCODE = 'datatype_mismatch',
+					  HINT = 'Use {"cuts": [[...], ...]} for other ordered types.';
+		END IF;
+		FOR j IN 1 .. cardinality(widths) LOOP
+			IF widths[j] <= 0 THEN
+				RAISE EXCEPTION 'interval_hierarchy: widths must be positive, not %', widths[j]
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			IF j > 1 AND widths[j] % widths[j - 1] <> 0 THEN
+				RAISE EXCEPTION 'interval_hierarchy: width % is not a multiple of width %', widths[j], widths[j - 1]
+					USING ERRCODE = 'invalid_parameter_value',
+						  DETAIL = 'Each level must merge whole intervals of the level below it.';
+			END IF;
+			exprs := array_append(exprs, format($e$CASE WHEN v IS NULL THEN 'NULL' ELSE
+				'[' || (floor(v::numeric / %1$s) * %1$s)::text || ',' || (floor(v::numeric / %1$s) * %1$s + %1$s)::text || ')' END$e$,
+				widths[j]));
+		END LOOP;
+	ELSE
+		IF jsonb_typeof(spec->'cuts') <> 'array' OR jsonb_array_length(spec->'cuts') = 0
+		   OR EXISTS (SELECT FROM jsonb_array_elements(spec->'cuts') e WHERE jsonb_typeof(e) <> 'array') THEN
+			RAISE EXCEPTION 'interval_hierarchy: cuts must be a non-empty array of arrays, one per level'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		nlevels := jsonb_array_length(spec->'cuts');
+		-- level j cuts at every cut of levels j..n, so each level merges intervals of the one below
+		FOR j IN 1 .. nlevels LOOP
+			exprs := array_append(exprs, format($e$CASE WHEN v IS NULL THEN 'NULL' ELSE
+				@extschema@.quantile_bucket_label(v, ARRAY(
+					SELECT DISTINCT CAST(c AS %1$s) FROM jsonb_array_elements($1->'cuts') WITH ORDINALITY AS l(cs, n),
+						jsonb_array_elements_text(l.cs) AS c
+					WHERE l.n >= %2$s ORDER BY 1)) END$e$, typ, j));
+		END LOOP;
+	END IF;
+	exprs := array_append(exprs, '''*''');
+	-- NULL always has a row, so an empty table still has the hierarchy's levels
+	RETURN QUERY EXECUTE format('SELECT CAST(v AS pg_catalog.text), ARRAY[%s] FROM (SELECT %I AS v FROM %s UNION SELECT NULL) d',
+								array_to_string(exprs, ', '), column_name, rel)
+	USING spec;
+END
+$$;
+COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
+'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
+
+CREATE FUNCTION qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer,
+							max_suppressed double precision DEFAULT 0,
+							sensitive text DEFAULT NULL, l integer DEFAULT 1,
+							l_model text DEFAULT 'distinct', c double precision DEFAULT NULL,
+							t double precision DEFAULT NULL, t_distance text DEFAULT 'equal',
+							metric text DEFAULT 'discernibility', evaluate text DEFAULT 'anonymous')
+RETURNS TABLE (levels integer[], anonymous boolean, minimal boolean, evaluated boolean,
+			   suppressed_rows bigint, classes bigint, height integer, precision_loss double precision,
+			   discernibility double precision, entropy_loss double precision,
+			   suppressed_share double precision, loss double precision, best boolean, rows bigint)
+AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
+								double precision, double precision, text, text, text) IS
+'every node of the full-domain generalization lattice: anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
+
+CREATE FUNCTION qidrisk_qualified_table(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'qidrisk_qualified_table'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_qualified_table(text) IS
+'internal: an existing table''s schema-qualified, quoted name, resolved with the caller''s search_path';
+
+CREATE FUNCTION qidrisk_qualified_new_table(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'qidrisk_qualified_new_table'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_qualified_new_table(text) IS
+'internal: the schema-qualified, quoted name CREATE TABLE would give a new table, with the caller''s search_path';
+
+-- The hierarchy rows (value, levels[]) of one column, from a qualified specification
+CREATE FUNCTION qidrisk_hierarchy_rows(rel regclass, column_name text, spec jsonb)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF jsonb_typeof(spec) = 'string' THEN
+		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec #>> '{}')::regclass);
+	ELSIF spec ? 'table' AND (spec ? 'child' OR spec ? 'parent') THEN
+		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec ->> 'table')::regclass,
+																 coalesce(spec ->> 'child', 'child'),
+																 coalesce(spec ->> 'parent', 'parent'));
+	ELSIF spec ? 'table' THEN
+		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec ->> 'table')::regclass);
+	ELSE
+		RETURN QUERY SELECT * FROM @extschema@.interval_hierarchy(rel, column_name, spec);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_hierarchy_rows(regclass, text, jsonb) IS
+'internal: the rows of one column''s hierarchy from a schema-qualified specification';
+
+CREATE FUNCTION qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
+								  k integer, max_suppressed double precision, sensitive text,
+								  l integer, l_model text, c double precision, t double precision,
+								  t_distance text, metric text, suppression text)
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- the generated statements' estimates are rough; compiling them costs seconds
+SET jit = off
+AS $$
+DECLARE
+	lv integer[];
+	best_loss double precision;
+	m integer := cardinality(qid);
+	joins text := '';
+	ctes text := '';
+	gens text[] := '{}';
+	keep text;
+	outcols text[] := '{}';
+	changed text[] := '{}';
+	att record;
+	i integer;
+	n_released bigint;
+	n_suppressed bigint;
+	changes jsonb;
+	fk bigint;
+	fl bigint;
+	ft double precision;
+	star boolean;
+	ordered boolean := t_distance = 'ordered';
+	chain text;
+	qcols text := (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q);
+BEGIN
+	IF release IS NULL OR suppression IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize_into needs a release table name and a suppression mode'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF suppression NOT IN ('remove', 'star') THEN
+		RAISE EXCEPTION 'qid_anonymize_into: unknown suppression "%"', suppression
+			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
+	END IF;
+	star := suppression = 'star';
+	-- the caller's empty object arrives as NULL
+	hierarchies := coalesce(hierarchies, '{}');
+	SELECT q.levels, q.loss INTO lv, best_loss
+	FROM @extschema@.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model, c,
+								 t, t_distance, metric, 'anonymous') q
+	WHERE q.best;
+	IF lv IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize_into: no generalization of % meets the target', rel
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Allow more suppression, lower k or l, or add coarser hierarchy levels.';
+	END IF;
+
+	-- the generalized value of each quasi-identifier (text above level 0)
+	FOR i IN 1 .. m LOOP
+		IF lv[i] = 0 THEN
+			gens := gens || format('t.%I', qid[i]);
+		ELSE
+			ctes := ctes || format('hr%1$s AS MATERIALIZED (SELECT h.value, h.levels[%2$s] AS g FROM @extschema@.qidrisk_hierarchy_rows(%3$L::regclass, %4$L, %5$L::jsonb) h), ',
+								   i, lv[i], rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
+			joins := joins || format(
+				' LEFT JOIN hr%1$s h%1$s ON h%1$s.value = CAST(t.%2$I AS text)
+				  LEFT JOIN (SELECT g FROM hr%1$s WHERE value IS NULL) n%1$s ON t.%2$I IS NULL',
+				i, qid[i]);
+			gens := gens || format('coalesce(h%1$s.g, n%1$s.g)', i);
+		END IF;
+	END LOOP;
+	keep := format('qidrisk_size >= %s', k);
+	IF l > 1 THEN
+		keep := keep || format(' AND qidrisk_distinct >= %s', l);
+		IF l_model = 'entropy' THEN
+			keep := keep || format(' AND qidrisk_entropy >= ln(%s) * (1 - 1e-9)', l);
+		ELSIF l_model = 'recursive' THEN
+			keep := keep || format(' AND qidrisk_r1 < %s * qidrisk_tail', c);
+		END IF;
+	END IF;
+	IF t IS NOT NULL THEN
+		keep := keep || format(' AND %s <= %s', CASE WHEN ordered THEN 'qidrisk_tord' ELSE 'qidrisk_teq' END, t);
+	END IF;
+	-- per class of src (qidrisk_key, qidrisk_s): size, distinct sensitive values,
+	-- entropy, the recursive test's r1 and tail, the equal and ordered distances
+	-- to the distribution of all of src (values ranked in the type's order, NULL
+	-- last); rows with a NULL key count in that distribution only
+	chain := format($c$
+		ks AS (
+			SELECT qidrisk_key AS key, qidrisk_s AS s, count(*) AS ns FROM src GROUP BY 1, 2
+		), kq AS (
+			SELECT ks.*, sum(ns) OVER (PARTITION BY s)::float8 / sum(ns) OVER () AS q,
+				   dense_rank() OVER (ORDER BY s) AS rk
+			FROM ks
+		), kr AS (
+			SELECT kq.*, sum(ns) OVER w AS size, count(*) OVER w AS d,
+				   row_number() OVER (PARTITION BY key ORDER BY ns DESC) AS r
+			FROM kq WINDOW w AS (PARTITION BY key)
+		), cls AS (
+			SELECT key, max(size) AS qidrisk_size, max(d) AS qidrisk_distinct,
+				   -sum(ns::float8 / size * ln(ns::float8 / size)) AS qidrisk_entropy,
+				   max(ns) AS qidrisk_r1, coalesce(sum(ns) FILTER (WHERE r >= %1$s), 0) AS qidrisk_tail,
+				   (sum(abs(ns::float8 / size - q) - q) + 1) / 2 AS qidrisk_teq
+			FROM kr WHERE key IS NOT NULL GROUP BY key
+		), ord AS (%2$s
+		)$c$, l,
+		CASE WHEN ordered AND t IS NOT NULL THEN $o$
+			SELECT x.key, sum(abs(x.cum)) / greatest((SELECT count(DISTINCT rk) FROM kq) - 1, 1) AS qidrisk_tord
+			FROM (SELECT c.key, sum(coalesce(k.ns, 0)::float8 / c.qidrisk_size - v.q)
+									OVER (PARTITION BY c.key ORDER BY v.rk) AS cum
+				  FROM cls c CROSS JOIN (SELECT DISTINCT rk, q FROM kq) v
+				  LEFT JOIN kr k ON k.key = c.key AND k.rk = v.rk) x
+			GROUP BY x.key$o$
+		ELSE 'SELECT key, 0::float8 AS qidrisk_tord FROM cls' END);
+	IF to_regclass('pg_temp.qidrisk_anonymize_work') IS NOT NULL THEN
+		DROP TABLE pg_temp.qidrisk_anonymize_work;
+	END IF;
+	-- classes by their fingerprint (qid_key), the sensitive values counted per class
+	EXECUTE format($q$
+		CREATE TEMP TABLE qidrisk_anonymize_work AS
+		WITH %1$s src AS (
+			SELECT t.*, %2$s, %3$s AS qidrisk_s, @extschema@.qid_key(%4$s) AS qidrisk_key
+			FROM %5$s t %6$s
+		), %7$s
+		SELECT src.*, %8$s AS qidrisk_keep
+		FROM src JOIN cls ON cls.key = src.qidrisk_key JOIN ord ON ord.key = src.qidrisk_key$q$,
+		ctes,
+		(SELECT string_agg(format('%s AS qidrisk_g%s', gens[s.gi], s.gi), ', ') FROM generate_series(1, m) AS s(gi)),
+		CASE WHEN sensitive IS NULL THEN 'NULL::integer' ELSE format('t.%I', sensitive) END,
+		array_to_string(gens, ', '), rel, joins, chain, keep);
+
+	-- the release: the source's columns in order, quasi-identifiers generalized
+	FOR att IN
+		SELECT a.attname::text AS name, array_position(qid, a.attname::text) AS pos
+		FROM pg_attribute a
+		WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+		ORDER BY a.attnum
+	LOOP
+		IF att.pos IS NULL THEN
+			outcols := outcols || format('%I', att.name);
+		ELSIF star THEN
+			outcols := outcols || format('CASE WHEN qidrisk_keep THEN CAST(qidrisk_g%s AS text) ELSE ''*'' END AS %I',
+										 att.pos, att.name);
+			changed := changed || format('%L, count(*) FILTER (WHERE CAST(%I AS text) IS DISTINCT FROM CASE WHEN qidrisk_keep THEN CAST(qidrisk_g%s AS text) ELSE ''*'' END)',
+										 att.name, att.name, att.pos);
+		ELSE
+			outcols := outcols || format('qidrisk_g%s AS %I', att.pos, att.name);
+			changed := changed || format('%L, count(*) FILTER (WHERE qidrisk_keep AND CAST(%I AS text) IS DISTINCT FROM CAST(qidrisk_g%s AS text))',
+										 att.name, att.name, att.pos);
+		END IF;
+	END LOOP;
+	EXECUTE format('CREATE TABLE %s AS SELECT %s FROM qidrisk_anonymize_work %s',
+				   release, array_to_string(outcols, ', '),
+				   CASE WHEN star THEN '' ELSE 'WHERE qidrisk_keep' END);
+	EXECUTE format('SELECT count(*) FILTER (WHERE qidrisk_keep), count(*) FILTER (WHERE NOT qidrisk_keep), jsonb_build_object(%s) FROM qidrisk_anonymize_work',
+				   array_to_string(changed, ', '))
+	INTO n_released, n_suppressed, changes;
+
+	-- re-check the written table (suppressed rows, all '*', left out)
+	EXECUTE format('SELECT @extschema@.k_anonymity(%s) FROM %s %s',
+				   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q), release,
+				   CASE WHEN star THEN 'WHERE NOT (' ||
+						(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+				   ELSE '' END)
+	INTO fk;
+	IF sensitive IS NOT NULL THEN
+		-- t is measured against the source's distribution, suppressed rows included
+		EXECUTE format('WITH src AS (SELECT @extschema@.qid_key(%s) AS qidrisk_key, %I AS qidrisk_s FROM %s %s
+									 UNION ALL SELECT NULL, qidrisk_s FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep), %s
+						SELECT min(qidrisk_distinct), max(CASE WHEN %L THEN qidrisk_tord ELSE qidrisk_teq END)
+						FROM cls JOIN ord USING (key)',
+					   qcols, sensitive, release,
+					   CASE WHEN star THEN 'WHERE NOT (' ||
+							(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+					   ELSE '' END, chain, ordered)
+		INTO fl, ft;
+		IF t IS NULL THEN
+			ft := NULL;
+		END IF;
+	END IF;
+	DROP TABLE qidrisk_anonymize_work;
+	IF n_released > 0 AND (fk < k OR (l > 1 AND fl < l) OR ft > t) THEN
+		RAISE EXCEPTION 'qid_anonymize_into: the written release % has k = %, l = %, t = %, short of the target k = %, l = %, t = %',
+			release, fk, fl, ft, k, l, t
+			USING ERRCODE = 'internal_error';
+	END IF;
+	IF n_suppressed > floor(max_suppressed * (n_released + n_suppressed)) THEN
+		RAISE EXCEPTION 'qid_anonymize_into: % rows suppressed, more than allowed', n_suppressed
+			USING ERRCODE = 'internal_error';
+	END IF;
+	RETURN QUERY SELECT lv, best_loss, CASE WHEN star THEN n_released + n_suppressed ELSE n_released END,
+		n_suppressed, changes, fk, fl, ft;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
+									  text, double precision, double precision, text, text, text) IS
+'internal: qid_anonymize_into after the caller''s names are resolved';
+
+-- Resolves the caller's table names with the caller's search_path, so it cannot
+-- pin its own (like qid_assert); its body calls only schema-qualified
+-- functions and uses no operator, so that path cannot redirect anything
+CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+								   max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove')
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM @extschema@.qidrisk_anonymize(rel, qid,
+		(SELECT pg_catalog.jsonb_object_agg(e.key,
+			CASE WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'string')
+				 THEN pg_catalog.to_jsonb(@extschema@.qidrisk_qualified_table(
+						pg_catalog.jsonb_array_element_text(pg_catalog.jsonb_build_array(e.value), 0)))
+				 WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'object')
+					  AND pg_catalog.jsonb_exists(e.value, 'table')
+				 THEN pg_catalog.jsonb_concat(e.value, pg_catalog.jsonb_build_object('table',
+						@extschema@.qidrisk_qualified_table(pg_catalog.jsonb_object_field_text(e.value, 'table'))))
+				 ELSE e.value END)
+		 FROM pg_catalog.jsonb_each(hierarchies) e),
+		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
+		t, t_distance, metric, suppression)
+$$;
+COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
+								  text, double precision, double precision, text, text, text) IS
+'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed, re-checked';

@@ -30,16 +30,19 @@ SELECT is((SELECT count(*) FROM ext_proc WHERE lang NOT IN ('c', 'internal', 'sq
 		  'functions are written in C, SQL or PL/pgSQL only');
 
 -- 2. every SQL and PL/pgSQL routine pins search_path, except qid_assert (a SET
--- clause forbids COMMIT); its body names only schema-qualified objects
+-- clause forbids COMMIT) and qid_anonymize_into (it resolves the caller's table
+-- names with the caller's search_path); their bodies name only schema-qualified
+-- objects
 SELECT is((SELECT array_agg(sig ORDER BY sig) FROM ext_proc
 		   WHERE lang IN ('sql', 'plpgsql')
 		   AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, pg_temp' = ANY (proconfig))),
-		  ARRAY['qid_assert(regclass,text[],jsonb,boolean)'],
-		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_assert does not');
+		  ARRAY['qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text)',
+				'qid_assert(regclass,text[],jsonb,boolean)'],
+		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_assert and qid_anonymize_into do not');
 SELECT is((SELECT array_agg(m[1]) FROM ext_proc,
 		   regexp_matches(prosrc, '([A-Za-z_][A-Za-z_0-9.]*)\s*\(', 'g') AS m
-		   WHERE name = 'qid_assert' AND m[1] NOT LIKE '%.%'),
-		  NULL, 'qid_assert calls only schema-qualified functions');
+		   WHERE name IN ('qid_assert', 'qid_anonymize_into') AND m[1] NOT LIKE '%.%'),
+		  NULL, 'qid_assert and qid_anonymize_into call only schema-qualified functions');
 
 -- 3. volatility: anything that reads a table is STABLE or VOLATILE.  Readers
 -- are found in the bodies (EXECUTE, FROM a relation or catalog, or a call of

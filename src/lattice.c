@@ -1,0 +1,1992 @@
+/*
+ * lattice.c
+ *	  Full-domain generalization lattice: classification of every node
+ *	  (qid_lattice) for k-anonymity with a suppression limit, l-diversity
+ *	  (distinct, entropy, recursive (c,l)) and t-closeness (equal or ordered
+ *	  distance), with utility measures per node.
+ *
+ * Each quasi-identifier column has a hierarchy: the value's levels 1..H
+ * (ARX's layout), read through hierarchy_levels() or interval_hierarchy().
+ * A node picks one level per column.  The relation is read once through SPI
+ * with the caller's rights; each column is dictionary-encoded (level-0 codes,
+ * values equal under the type's equality share one), and the hierarchy maps
+ * each level-0 code to a code per level.
+ *
+ * A node is evaluated by partition refinement of "items": groups of rows
+ * equal in every column at some lower node (and in the sensitive value).
+ * The items of a node are refined by each column's code at the node's level
+ * and then by the sensitive value, so a node's classes come from any
+ * evaluated node below it (a roll-up) in time linear in that node's items;
+ * the rows themselves are the items of the bottom.  Snapshots of evaluated
+ * nodes are kept in a cache bounded in bytes.
+ *
+ * Generalization is monotone for the models when suppression cannot break it
+ * (k-anonymity and distinct l-diversity with any suppression limit; entropy
+ * and recursive l-diversity and t-closeness without suppression): then an
+ * anonymous node makes every node above it anonymous and a non-anonymous one
+ * every node below it non-anonymous.  The lattice is classified with Flash's
+ * predictive tagging (Kohlmayer et al., "Flash: efficient, stable and optimal
+ * k-anonymity", 2012): nodes in order of height, from each untagged node a
+ * path upwards through untagged nodes, binary search on the path, tagging
+ * the closures of every node checked.  Otherwise every node is evaluated.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "catalog/namespace.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/sortsupport.h"
+#include "utils/typcache.h"
+#include "utils/varlena.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
+
+/* Rows fetched from the cursor at a time */
+#define LATTICE_FETCH_BATCH 10000
+
+/* Most nodes a lattice may have */
+#define LATTICE_MAX_NODES 10000000
+
+/* Tolerance of the entropy l-diversity test, relative to ln l */
+#define ENTROPY_TOLERANCE 1e-9
+
+typedef enum LModel
+{
+	L_DISTINCT,
+	L_ENTROPY,
+	L_RECURSIVE
+} LModel;
+
+typedef enum Metric
+{
+	METRIC_HEIGHT,
+	METRIC_PRECISION,
+	METRIC_DISCERNIBILITY,
+	METRIC_ENTROPY,
+	METRIC_SUPPRESSED
+} Metric;
+
+typedef enum Evaluate
+{
+	EVALUATE_TAGGED,
+	EVALUATE_ANONYMOUS,
+	EVALUATE_ALL
+} Evaluate;
+
+/* Tags of a node */
+#define TAG_UNKNOWN 0
+#define TAG_ANONYMOUS 1
+#define TAG_NOT_ANONYMOUS 2
+
+/* A text of known length, a key of the label tables */
+typedef struct TextKey
+{
+	const char *data;
+	int32		len;
+} TextKey;
+
+typedef struct LabelEntry
+{
+	TextKey		key;
+	int32		code;
+	uint32		hash;
+	char		status;
+} LabelEntry;
+
+static uint64 lattice_hash_seed;
+
+#define SH_PREFIX labelhash
+#define SH_ELEMENT_TYPE LabelEntry
+#define SH_KEY_TYPE TextKey
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) ((uint32) hash_bytes_extended((const unsigned char *) (k).data, (k).len, lattice_hash_seed))
+#define SH_EQUAL(tb, a, b) ((a).len == (b).len && memcmp((a).data, (b).data, (a).len) == 0)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* How one column's values are hashed and compared while encoding */
+typedef struct ValueDict
+{
+	Oid			type;
+	Oid			collation;
+	bool		bitwise;
+	bool		typbyval;
+	int16		typlen;
+	FmgrInfo	hash;
+	FmgrInfo	equal;
+	int32		null_code;
+	int32		ndistinct;
+	Size		bytes;
+	struct valuehash_hash *table;
+} ValueDict;
+
+typedef struct ValueEntry
+{
+	Datum		value;
+	int32		code;
+	uint32		hash;
+	char		status;
+} ValueEntry;
+
+/* Hash a value as its type does (by its bits when that is the same) */
+static inline uint32
+ValueHash(ValueDict *dict, Datum value)
+{
+	if (dict->bitwise)
+		return QidDatumBitsHash((uint64) value ^ lattice_hash_seed);
+	return QidDatumHash(false, &dict->hash, dict->collation, value);
+}
+
+#define SH_PREFIX valuehash
+#define SH_ELEMENT_TYPE ValueEntry
+#define SH_KEY_TYPE Datum
+#define SH_KEY value
+#define SH_HASH_KEY(tb, key) ValueHash((ValueDict *) (tb)->private_data, key)
+#define SH_EQUAL(tb, a, b) QidDatumEqual(((ValueDict *) (tb)->private_data)->bitwise, \
+										 &((ValueDict *) (tb)->private_data)->equal, \
+										 ((ValueDict *) (tb)->private_data)->collation, a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* One quasi-identifier column, its hierarchy and its codes */
+typedef struct LatColumn
+{
+	char	   *name;
+	int			height;			/* the top level H (0 without a hierarchy) */
+	ValueDict	dict;			/* level-0 codes of the values */
+	int32	   *codes;			/* per row: the level-0 code */
+	int32		ncodes0;		/* capacity of hrow_of_code */
+	int32	   *hrow_of_code;	/* per level-0 code: its hierarchy row */
+	/* the hierarchy, levels 1..height */
+	int32		hrows;
+	char	  **hvalue;			/* per hierarchy row: the value (NULL for NULL) */
+	int32		hnull_row;		/* the row of NULL, -1 */
+	labelhash_hash *hlookup;	/* value text -> hierarchy row */
+	int32	  **hcode;			/* hcode[j][row]: label code at level j */
+	int32	   *nlabels;		/* nlabels[j]: labels at level j */
+	char	 ***labels;			/* labels[j][code] */
+	/* after encoding */
+	int32	  **map;			/* map[j][code0]: code at level j (map[0] NULL) */
+	int32	   *ndist;			/* ndist[j]: codes at level j */
+	double	  **log2count;		/* log2count[j][code]: log2 of its rows */
+	double	   *entropy;		/* entropy[j]: the column's non-uniform entropy at level j */
+} LatColumn;
+
+/* The items of an evaluated node: groups of rows, classes contiguous */
+typedef struct NodeItems
+{
+	int64		node;
+	int32		nitems;
+	int32		nclasses;
+	int32	   *rep;			/* an item's representative row */
+	int32	   *count;			/* its rows */
+	int32	   *class_end;		/* a class's end in the items */
+	Size		bytes;
+	uint64		used;			/* LRU stamp */
+} NodeItems;
+
+typedef struct Lattice
+{
+	const char *funcname;
+	int			ncolumns;
+	LatColumn  *columns;
+	int64		nrows;
+	/* privacy models */
+	int64		k;
+	int64		max_suppressed_rows;
+	bool		has_sensitive;
+	int32	   *sens;			/* per row: the sensitive value's rank */
+	int32		nsens;
+	double	   *sens_share;		/* its share of all rows */
+	int			l;
+	LModel		l_model;
+	double		c;
+	bool		has_t;
+	double		t;
+	bool		ordered;
+	bool		monotone;
+	Metric		metric;
+	Evaluate	evaluate;
+	/* the lattice */
+	int64		nnodes;
+	int64	   *stride;
+	uint8	   *tag;
+	bool	   *evaluated;
+	int64	   *suppressed;
+	int64	   *classes;
+	double	   *discernibility;
+	double	   *entropy;
+	int64		nevaluated;
+	/* evaluation buffers */
+	int32	   *perm;
+	int32	   *perm2;
+	int32	   *ends;
+	int32	   *ends2;
+	int32	   *key;
+	int32	   *counts;
+	int32	   *starts;
+	int32	   *touched;
+	int32	   *group_class;	/* per class: groups so far (sensitive split) */
+	int32	   *dense;			/* ordered distance: the class's counts */
+	int32	   *levels;			/* the node being evaluated */
+	int64	   *queue;
+	/* snapshot cache */
+	MemoryContext cache_context;
+	NodeItems  **cache;
+	int			ncache;
+	int			cache_capacity;
+	int32	   *snap_of;		/* per node: its slot in the cache, -1 */
+	Size		cache_bytes;
+	Size		cache_budget;
+	uint64		clock;
+	Size		base_bytes;		/* the encoded columns and the lattice */
+} Lattice;
+
+/* Stop with an error naming the memory setting */
+static void
+CheckLatticeMemory(double bytes, const char *funcname, const char *what)
+{
+	Size		budget = QidStateMemoryBudget();
+
+	if (bytes > (double) budget)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s exceeds qidrisk.max_state_memory", funcname),
+				 errdetail("%s need %.0f kB; the budget is %zu kB.",
+						   what, bytes / 1024.0, budget / 1024),
+				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or pass fewer columns or coarser hierarchies.")));
+}
+
+/* Prepare the dictionary of one column of the query's result */
+static void
+ValueDictInit(ValueDict *dict, Oid type, Oid collation, const char *name,
+			  const char *funcname)
+{
+	TypeCacheEntry *entry;
+
+	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO);
+	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("%s cannot compare the values of column \"%s\": type %s has no default hash support",
+						funcname, name, format_type_be(type)),
+				 errhint("Leave the column out, or compare a hashable expression of it in a view.")));
+	memset(dict, 0, sizeof(ValueDict));
+	dict->type = type;
+	dict->collation = collation;
+	get_typlenbyval(type, &dict->typlen, &dict->typbyval);
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case TIMEOID:
+		case OIDOID:
+		case BOOLOID:
+		case CHAROID:
+			dict->bitwise = true;
+			break;
+		default:
+			dict->bitwise = false;
+	}
+	fmgr_info_copy(&dict->hash, &entry->hash_proc_finfo, CurrentMemoryContext);
+	fmgr_info_copy(&dict->equal, &entry->eq_opr_finfo, CurrentMemoryContext);
+	dict->null_code = -1;
+	dict->table = valuehash_create(CurrentMemoryContext, 256, dict);
+}
+
+/* The code of one value, a new one when the value is new */
+static inline int32
+ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *isnew)
+{
+	ValueEntry *entry;
+	bool		found;
+
+	*isnew = false;
+	if (isnull)
+	{
+		if (dict->null_code < 0)
+		{
+			dict->null_code = dict->ndistinct++;
+			*isnew = true;
+		}
+		return dict->null_code;
+	}
+	if (dict->typlen == -1)
+		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
+	entry = valuehash_insert(dict->table, value, &found);
+	if (!found)
+	{
+		if (!dict->typbyval)
+		{
+			MemoryContext old = MemoryContextSwitchTo(keep);
+
+			entry->value = datumCopy(value, false, dict->typlen);
+			MemoryContextSwitchTo(old);
+			dict->bytes += datumGetSize(value, false, dict->typlen);
+		}
+		entry->code = dict->ndistinct++;
+		*isnew = true;
+	}
+	return entry->code;
+}
+
+/* A text datum as a key (not copied) */
+static inline TextKey
+TextKeyOf(Datum value)
+{
+	text	   *t = DatumGetTextPP(value);
+	TextKey		key;
+
+	key.data = VARDATA_ANY(t);
+	key.len = VARSIZE_ANY_EXHDR(t);
+	return key;
+}
+
+/* Parse a one-of-several text option */
+static int
+ParseOption(text *value, const char *name, const char *const *choices, int nchoices,
+			const char *funcname)
+{
+	char	   *s = text_to_cstring(value);
+	StringInfoData list;
+
+	for (int i = 0; i < nchoices; i++)
+		if (strcmp(s, choices[i]) == 0)
+			return i;
+	initStringInfo(&list);
+	for (int i = 0; i < nchoices; i++)
+		appendStringInfo(&list, "%s%s", i > 0 ? ", " : "", choices[i]);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s: unknown %s \"%s\"", funcname, name, s),
+			 errhint("Use one of: %s.", list.data)));
+	return -1;
+}
+
+/* Resolve a table name with the caller's search_path, locking it */
+static Oid
+ResolveTable(const char *name, const char *column, const char *funcname)
+{
+	List	   *names;
+	Oid			relid;
+
+	names = stringToQualifiedNameList(name
+#if PG_VERSION_NUM >= 160000
+									  ,NULL
+#endif
+		);
+	relid = RangeVarGetRelid(makeRangeVarFromNameList(names), AccessShareLock, true);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: hierarchy table \"%s\"%s%s%s does not exist",
+						funcname, name, *column ? " of column \"" : "", column,
+						*column ? "\"" : "")));
+	return relid;
+}
+
+/* The text of a jsonb string value, or NULL when v is not a string */
+static char *
+JsonbStringValue(JsonbValue *v)
+{
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* Find a key in a jsonb object */
+static JsonbValue *
+JsonbGet(JsonbContainer *container, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(container, JB_FOBJECT, &k);
+}
+
+/* Intern one label of a level, returning its code */
+static int32
+InternLabel(labelhash_hash *table, const char *label, int32 *nlabels, char ***labels,
+			int32 *capacity)
+{
+	TextKey		key;
+	LabelEntry *entry;
+	bool		found;
+
+	key.data = label;
+	key.len = strlen(label);
+	entry = labelhash_insert(table, key, &found);
+	if (!found)
+	{
+		if (*nlabels == *capacity)
+		{
+			*capacity = Max(16, *capacity * 2);
+			*labels = *labels == NULL ? palloc(sizeof(char *) * *capacity) :
+				repalloc(*labels, sizeof(char *) * *capacity);
+		}
+		(*labels)[*nlabels] = (char *) label;
+		entry->code = (*nlabels)++;
+	}
+	return entry->code;
+}
+
+/*
+ * Read the hierarchy of one column (value text, levels text[]) through the
+ * extension's hierarchy_levels / interval_hierarchy, and check that it is a
+ * hierarchy: one row per value, as many levels in every row, no NULL label,
+ * and each level a coarsening of the one below it.
+ */
+static void
+LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
+			  const char *funcname)
+{
+	StringInfoData query;
+	Oid			argtypes[3];
+	Datum		args[3];
+	int			nargs = 0;
+	int			ret;
+	uint64		nrows;
+	SPITupleTable *tuptable;
+	int32	   *label_capacity;
+	labelhash_hash **label_tables;
+	int32	  **parent;
+	MemoryContext mine = CurrentMemoryContext;
+
+	initStringInfo(&query);
+	if (spec->type == jbvString)
+	{
+		char	   *name = JsonbStringValue(spec);
+		Oid			hier = ResolveTable(name, col->name, funcname);
+
+		appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1)",
+						 quote_identifier(schema));
+		argtypes[0] = REGCLASSOID;
+		args[0] = ObjectIdGetDatum(hier);
+		nargs = 1;
+	}
+	else if (spec->type == jbvBinary && JsonContainerIsObject(spec->val.binary.data))
+	{
+		JsonbContainer *obj = spec->val.binary.data;
+		JsonbValue *table = JsonbGet(obj, "table");
+
+		if (table != NULL)
+		{
+			char	   *name = JsonbStringValue(table);
+			char	   *child = JsonbStringValue(JsonbGet(obj, "child"));
+			char	   *parentcol = JsonbStringValue(JsonbGet(obj, "parent"));
+			Oid			hier;
+
+			if (name == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the hierarchy \"table\" of column \"%s\" must be a string",
+								funcname, col->name)));
+			hier = ResolveTable(name, col->name, funcname);
+			argtypes[0] = REGCLASSOID;
+			args[0] = ObjectIdGetDatum(hier);
+			if (child == NULL && parentcol == NULL)
+			{
+				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1)",
+								 quote_identifier(schema));
+				nargs = 1;
+			}
+			else
+			{
+				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1, $2, $3)",
+								 quote_identifier(schema));
+				argtypes[1] = TEXTOID;
+				args[1] = CStringGetTextDatum(child ? child : "child");
+				argtypes[2] = TEXTOID;
+				args[2] = CStringGetTextDatum(parentcol ? parentcol : "parent");
+				nargs = 3;
+			}
+		}
+		else
+		{
+			appendStringInfo(&query, "SELECT value, levels FROM %s.interval_hierarchy($1, $2, $3)",
+							 quote_identifier(schema));
+			argtypes[0] = REGCLASSOID;
+			args[0] = ObjectIdGetDatum(relid);
+			argtypes[1] = TEXTOID;
+			args[1] = CStringGetTextDatum(col->name);
+			argtypes[2] = JSONBOID;
+			args[2] = JsonbPGetDatum(JsonbValueToJsonb(spec));
+			nargs = 3;
+		}
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" must be a table name or an object",
+						funcname, col->name),
+				 errhint("Use \"table_name\", {\"table\": ..., \"child\": ..., \"parent\": ...}, {\"widths\": [...]} or {\"cuts\": [[...], ...]}.")));
+
+	ret = SPI_execute_with_args(query.data, nargs, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	/* SPI leaves its own context current; what we build outlives it */
+	MemoryContextSwitchTo(mine);
+	nrows = SPI_processed;
+	tuptable = SPI_tuptable;
+	if (nrows >= PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s: the hierarchy of column \"%s\" has too many rows", funcname, col->name)));
+	if (nrows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" is empty", funcname, col->name)));
+
+	col->hrows = (int32) nrows;
+	col->hvalue = palloc(sizeof(char *) * nrows);
+	col->hnull_row = -1;
+	col->hlookup = labelhash_create(CurrentMemoryContext, Max(nrows, 16), NULL);
+	col->height = -1;
+	label_capacity = NULL;
+	label_tables = NULL;
+	for (uint64 r = 0; r < nrows; r++)
+	{
+		HeapTuple	tuple = tuptable->vals[r];
+		bool		isnull;
+		Datum		value = SPI_getbinval(tuple, tuptable->tupdesc, 1, &isnull);
+		Datum		levels;
+		Datum	   *elems;
+		bool	   *enulls;
+		int			nelems;
+
+		if ((r & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (isnull)
+		{
+			if (col->hnull_row >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the hierarchy of column \"%s\" lists NULL twice",
+								funcname, col->name)));
+			col->hnull_row = (int32) r;
+			col->hvalue[r] = NULL;
+		}
+		else
+		{
+			TextKey		key;
+			LabelEntry *entry;
+			bool		found;
+
+			col->hvalue[r] = TextDatumGetCString(value);
+			key.data = col->hvalue[r];
+			key.len = strlen(key.data);
+			entry = labelhash_insert(col->hlookup, key, &found);
+			if (found)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the hierarchy of column \"%s\" lists value \"%s\" twice",
+								funcname, col->name, col->hvalue[r]),
+						 errdetail("A hierarchy has one row per value.")));
+			entry->code = (int32) r;
+		}
+		levels = SPI_getbinval(tuple, tuptable->tupdesc, 2, &isnull);
+		if (isnull)
+			nelems = 0;
+		else
+			deconstruct_array(DatumGetArrayTypeP(levels), TEXTOID, -1, false, TYPALIGN_INT,
+							  &elems, &enulls, &nelems);
+		if (col->height < 0)
+		{
+			col->height = nelems;
+			col->hcode = palloc0(sizeof(int32 *) * (nelems + 1));
+			col->nlabels = palloc0(sizeof(int32) * (nelems + 1));
+			col->labels = palloc0(sizeof(char **) * (nelems + 1));
+			label_capacity = palloc0(sizeof(int32) * (nelems + 1));
+			label_tables = palloc0(sizeof(labelhash_hash *) * (nelems + 1));
+			for (int j = 1; j <= nelems; j++)
+			{
+				col->hcode[j] = palloc(sizeof(int32) * nrows);
+				label_tables[j] = labelhash_create(CurrentMemoryContext, 64, NULL);
+			}
+		}
+		else if (nelems != col->height)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: the hierarchy of column \"%s\" gives value \"%s\" %d levels, not %d",
+							funcname, col->name,
+							col->hvalue[r] ? col->hvalue[r] : "NULL", nelems, col->height),
+					 errdetail("Every value of a hierarchy has the same number of levels.")));
+		for (int j = 1; j <= nelems; j++)
+		{
+			if (enulls[j - 1])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s: the hierarchy of column \"%s\" has a NULL at level %d of value \"%s\"",
+								funcname, col->name, j,
+								col->hvalue[r] ? col->hvalue[r] : "NULL")));
+			col->hcode[j][r] = InternLabel(label_tables[j], TextDatumGetCString(elems[j - 1]),
+										   &col->nlabels[j], &col->labels[j],
+										   &label_capacity[j]);
+		}
+	}
+
+	/* each level is a coarsening of the one below it */
+	parent = palloc0(sizeof(int32 *) * (col->height + 1));
+	for (int j = 1; j < col->height; j++)
+	{
+		parent[j] = palloc(sizeof(int32) * col->nlabels[j]);
+		for (int32 i = 0; i < col->nlabels[j]; i++)
+			parent[j][i] = -1;
+		for (int32 r = 0; r < col->hrows; r++)
+		{
+			int32		a = col->hcode[j][r];
+			int32		b = col->hcode[j + 1][r];
+
+			if (parent[j][a] < 0)
+				parent[j][a] = b;
+			else if (parent[j][a] != b)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the hierarchy of column \"%s\" is not nested: \"%s\" at level %d becomes both \"%s\" and \"%s\" at level %d",
+								funcname, col->name, col->labels[j][a], j,
+								col->labels[j + 1][parent[j][a]], col->labels[j + 1][b], j + 1),
+						 errdetail("Each level of a hierarchy must merge whole groups of the level below it.")));
+		}
+	}
+}
+
+/* Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM rel" */
+static char *
+LatticeQuery(Oid relid, Lattice *lat, const char *sensitive)
+{
+	StringInfoData query;
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	for (int i = 0; i < lat->ncolumns; i++)
+		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "",
+						 quote_identifier(lat->columns[i].name));
+	for (int i = 0; i < lat->ncolumns; i++)
+		if (lat->columns[i].hrows > 0)
+			appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)",
+							 quote_identifier(lat->columns[i].name));
+	if (sensitive != NULL)
+		appendStringInfo(&query, ", %s", quote_identifier(sensitive));
+	appendStringInfo(&query, " FROM %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)));
+	return query.data;
+}
+
+/* Map a row's value text to its hierarchy row, checking equal values agree */
+static inline void
+HierarchyRow(Lattice *lat, LatColumn *col, int32 code, bool isnew, Datum text_value,
+			 bool isnull)
+{
+	int32		hrow;
+
+	if (isnull)
+	{
+		hrow = col->hnull_row;
+		if (hrow < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: NULL in column \"%s\" is missing from its hierarchy",
+							lat->funcname, col->name),
+					 errhint("Add a hierarchy row whose first column is NULL.")));
+	}
+	else
+	{
+		TextKey		key = TextKeyOf(text_value);
+		LabelEntry *entry = labelhash_lookup(col->hlookup, key);
+
+		if (entry == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: value \"%s\" of column \"%s\" is missing from its hierarchy",
+							lat->funcname, pnstrdup(key.data, key.len), col->name),
+					 errhint("Add a row for every value of the column to its hierarchy.")));
+		hrow = entry->code;
+	}
+	if (code >= col->ncodes0)
+	{
+		int32		newcap = Max(64, col->ncodes0 * 2);
+
+		while (newcap <= code)
+			newcap *= 2;
+		col->hrow_of_code = col->hrow_of_code == NULL ?
+			MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * newcap) :
+			repalloc_huge(col->hrow_of_code, sizeof(int32) * newcap);
+		col->ncodes0 = newcap;
+	}
+	if (isnew)
+		col->hrow_of_code[code] = hrow;
+	else if (col->hrow_of_code[code] != hrow)
+	{
+		int32		other = col->hrow_of_code[code];
+
+		for (int j = 1; j <= col->height; j++)
+			if (col->hcode[j][other] != col->hcode[j][hrow])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: values \"%s\" and \"%s\" of column \"%s\" are equal but generalize differently at level %d",
+								lat->funcname, col->hvalue[other] ? col->hvalue[other] : "NULL",
+								col->hvalue[hrow] ? col->hvalue[hrow] : "NULL", col->name, j),
+						 errdetail("Values equal under the column type's equality must have the same generalizations.")));
+	}
+}
+
+/* Order of sensitive values for the ordered distance */
+typedef struct SensValue
+{
+	Datum		value;
+	bool		isnull;
+	int32		code;
+} SensValue;
+
+static int
+CompareSens(const void *a, const void *b, void *arg)
+{
+	const SensValue *x = a;
+	const SensValue *y = b;
+
+	if (x->isnull || y->isnull)
+		return (int) x->isnull - (int) y->isnull;	/* NULL last */
+	return ApplySortComparator(x->value, false, y->value, false, (SortSupport) arg);
+}
+
+/*
+ * Read the relation once: level-0 codes per column, hierarchy rows, and the
+ * sensitive value's code (its rank in the type's order when ordered).
+ */
+static void
+EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
+{
+	MemoryContext keep = CurrentMemoryContext;
+	MemoryContext batch;
+	char	   *query;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	int64		capacity = 0;
+	int			ncol = lat->ncolumns;
+	int		   *text_att;
+	ValueDict	sens_dict;
+	int			natts;
+	Datum	   *values;
+	bool	   *nulls;
+
+	query = LatticeQuery(relid, lat, sensitive);
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
+			 SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	/* SPI leaves its own context current; what we build outlives it */
+	MemoryContextSwitchTo(keep);
+
+	/* types and collations as the executed query sees them */
+	text_att = palloc(sizeof(int) * ncol);
+	natts = ncol;
+	for (int i = 0; i < ncol; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
+
+		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
+					  lat->columns[i].name, lat->funcname);
+		text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
+	}
+	if (sensitive != NULL)
+	{
+		Form_pg_attribute att = TupleDescAttr(portal->tupDesc, natts);
+
+		ValueDictInit(&sens_dict, att->atttypid, att->attcollation, sensitive, lat->funcname);
+		natts++;
+	}
+	values = palloc(sizeof(Datum) * natts);
+	nulls = palloc(sizeof(bool) * natts);
+	batch = AllocSetContextCreate(keep, "qid_lattice batch", ALLOCSET_DEFAULT_SIZES);
+
+	for (;;)
+	{
+		SPITupleTable *tuptable;
+		uint64		nfetched;
+
+		SPI_cursor_fetch(portal, true, LATTICE_FETCH_BATCH);
+		MemoryContextSwitchTo(keep);
+		nfetched = SPI_processed;
+		tuptable = SPI_tuptable;
+		if (nfetched == 0)
+			break;
+		if (lat->nrows + (int64) nfetched > capacity)
+		{
+			int64		newcap = Max(Max(capacity * 2, lat->nrows + (int64) nfetched), 1024);
+
+			if (newcap >= PG_INT32_MAX / 2)
+				newcap = PG_INT32_MAX / 2 - 1;
+			if (lat->nrows + (int64) nfetched > newcap)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("%s handles at most %d rows", lat->funcname, PG_INT32_MAX / 2 - 2)));
+			CheckLatticeMemory((double) newcap * sizeof(int32) * (ncol + 1) * 3,
+							   lat->funcname, "The encoded columns and the evaluation buffers");
+			for (int i = 0; i < ncol; i++)
+				lat->columns[i].codes = lat->columns[i].codes == NULL ?
+					MemoryContextAllocHuge(keep, sizeof(int32) * newcap) :
+					repalloc_huge(lat->columns[i].codes, sizeof(int32) * newcap);
+			if (sensitive != NULL)
+				lat->sens = lat->sens == NULL ?
+					MemoryContextAllocHuge(keep, sizeof(int32) * newcap) :
+					repalloc_huge(lat->sens, sizeof(int32) * newcap);
+			capacity = newcap;
+		}
+		for (uint64 r = 0; r < nfetched; r++)
+		{
+			MemoryContext old;
+			bool		isnew;
+
+			if ((r & 0x3FF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			old = MemoryContextSwitchTo(batch);
+			heap_deform_tuple(tuptable->vals[r], tuptable->tupdesc, values, nulls);
+			MemoryContextSwitchTo(old);
+			for (int i = 0; i < ncol; i++)
+			{
+				LatColumn  *col = &lat->columns[i];
+				int32		code = ValueCode(&col->dict, values[i], nulls[i], keep, &isnew);
+
+				col->codes[lat->nrows] = code;
+				if (text_att[i] >= 0)
+					HierarchyRow(lat, col, code, isnew, values[text_att[i]], nulls[text_att[i]]);
+			}
+			if (sensitive != NULL)
+				lat->sens[lat->nrows] = ValueCode(&sens_dict, values[natts - 1], nulls[natts - 1],
+												  keep, &isnew);
+			lat->nrows++;
+		}
+		SPI_freetuptable(tuptable);
+		MemoryContextReset(batch);
+		{
+			double		bytes = (double) capacity * sizeof(int32) * (ncol + 1) * 3;
+
+			for (int i = 0; i < ncol; i++)
+				bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
+					lat->columns[i].dict.bytes;
+			CheckLatticeMemory(bytes, lat->funcname,
+							   "The encoded columns, their dictionaries and the evaluation buffers");
+		}
+	}
+	SPI_cursor_close(portal);
+	MemoryContextSwitchTo(keep);
+
+	if (sensitive != NULL)
+	{
+		int32		n = sens_dict.ndistinct;
+		int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
+		int64	   *count = palloc0(sizeof(int64) * Max(n, 1));
+
+		lat->nsens = n;
+		if (lat->ordered)
+		{
+			SensValue  *order = palloc(sizeof(SensValue) * Max(n, 1));
+			valuehash_iterator it;
+			ValueEntry *entry;
+			SortSupportData sort;
+			TypeCacheEntry *tc = lookup_type_cache(sens_dict.type, TYPECACHE_LT_OPR);
+
+			if (!OidIsValid(tc->lt_opr))
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_FUNCTION),
+						 errmsg("%s: the ordered distance needs an ordering of type %s",
+								lat->funcname, format_type_be(sens_dict.type)),
+						 errhint("Use t_distance => 'equal'.")));
+			memset(&sort, 0, sizeof(sort));
+			sort.ssup_cxt = CurrentMemoryContext;
+			sort.ssup_collation = sens_dict.collation;
+			sort.ssup_nulls_first = false;
+			PrepareSortSupportFromOrderingOp(tc->lt_opr, &sort);
+			valuehash_start_iterate(sens_dict.table, &it);
+			while ((entry = valuehash_iterate(sens_dict.table, &it)) != NULL)
+			{
+				order[entry->code].value = entry->value;
+				order[entry->code].isnull = false;
+				order[entry->code].code = entry->code;
+			}
+			if (sens_dict.null_code >= 0)
+			{
+				order[sens_dict.null_code].isnull = true;
+				order[sens_dict.null_code].value = (Datum) 0;
+				order[sens_dict.null_code].code = sens_dict.null_code;
+			}
+			qsort_arg(order, n, sizeof(SensValue), CompareSens, &sort);
+			for (int32 i = 0; i < n; i++)
+				rank[order[i].code] = i;
+		}
+		else
+		{
+			for (int32 i = 0; i < n; i++)
+				rank[i] = i;
+		}
+		for (int64 r = 0; r < lat->nrows; r++)
+		{
+			lat->sens[r] = rank[lat->sens[r]];
+			count[lat->sens[r]]++;
+		}
+		lat->sens_share = palloc(sizeof(double) * Max(n, 1));
+		for (int32 i = 0; i < n; i++)
+			lat->sens_share[i] = (double) count[i] / (double) lat->nrows;
+	}
+}
+
+/* Per column and level: codes of the level-0 values, counts, log2 counts */
+static void
+PrepareLevels(Lattice *lat)
+{
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		LatColumn  *col = &lat->columns[i];
+		int32		n0 = col->dict.ndistinct;
+		int64	   *count0 = palloc0(sizeof(int64) * Max(n0, 1));
+
+		if (col->hrows == 0)
+			col->height = 0;
+		col->map = palloc0(sizeof(int32 *) * (col->height + 1));
+		col->ndist = palloc0(sizeof(int32) * (col->height + 1));
+		col->log2count = palloc0(sizeof(double *) * (col->height + 1));
+		col->entropy = palloc0(sizeof(double) * (col->height + 1));
+		col->ndist[0] = n0;
+		for (int64 r = 0; r < lat->nrows; r++)
+			count0[col->codes[r]]++;
+		col->log2count[0] = palloc(sizeof(double) * Max(n0, 1));
+		for (int32 v = 0; v < n0; v++)
+		{
+			col->log2count[0][v] = count0[v] > 0 ? log2((double) count0[v]) : 0;
+		}
+		for (int j = 1; j <= col->height; j++)
+		{
+			int64	   *count = palloc0(sizeof(int64) * Max(col->nlabels[j], 1));
+
+			col->ndist[j] = col->nlabels[j];
+			col->map[j] = palloc(sizeof(int32) * Max(n0, 1));
+			for (int32 v = 0; v < n0; v++)
+			{
+				col->map[j][v] = col->hcode[j][col->hrow_of_code[v]];
+				count[col->map[j][v]] += count0[v];
+			}
+			col->log2count[j] = palloc(sizeof(double) * Max(col->nlabels[j], 1));
+			for (int32 v = 0; v < col->nlabels[j]; v++)
+				col->log2count[j][v] = count[v] > 0 ? log2((double) count[v]) : 0;
+			/* every row: -log2 of its value's share of its generalized value */
+			for (int32 v = 0; v < n0; v++)
+				col->entropy[j] += (double) count0[v] *
+					(col->log2count[j][col->map[j][v]] - col->log2count[0][v]);
+		}
+	}
+}
+
+/* The code of a row in a column at a level */
+static inline int32
+LevelCode(const LatColumn *col, int level, int32 row)
+{
+	int32		code0 = col->codes[row];
+
+	return level == 0 ? code0 : col->map[level][code0];
+}
+
+/* Decode a node's levels */
+static inline void
+NodeLevels(const Lattice *lat, int64 node, int32 *levels)
+{
+	for (int i = 0; i < lat->ncolumns; i++)
+		levels[i] = (int32) ((node / lat->stride[i]) % (lat->columns[i].height + 1));
+}
+
+/*
+ * Split each class [ends[i-1], ends[i]) of perm by key[item], writing the
+ * refined permutation to perm2 and its ends to ends2.  With group_class,
+ * group_class[i] receives the groups written up to the end of class i.
+ */
+static int32
+SplitClasses(Lattice *lat, const int32 *perm, const int32 *ends, int32 nclasses,
+			 const int32 *key, int32 *perm2, int32 *ends2, int32 *group_class)
+{
+	int32	   *counts = lat->counts;
+	int32	   *starts = lat->starts;
+	int32	   *touched = lat->touched;
+	int32		begin = 0;
+	int32		nout = 0;
+
+	for (int32 i = 0; i < nclasses; i++)
+	{
+		int32		end = ends[i];
+
+		if ((i & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (end - begin == 1)
+		{
+			perm2[begin] = perm[begin];
+			ends2[nout++] = end;
+		}
+		else
+		{
+			int32		ntouched = 0;
+
+			for (int32 x = begin; x < end; x++)
+			{
+				int32		v = key[perm[x]];
+
+				if (counts[v]++ == 0)
+					touched[ntouched++] = v;
+			}
+			if (ntouched == 1)
+			{
+				memcpy(perm2 + begin, perm + begin, sizeof(int32) * (end - begin));
+				ends2[nout++] = end;
+				counts[touched[0]] = 0;
+			}
+			else
+			{
+				int32		pos = begin;
+
+				for (int32 t = 0; t < ntouched; t++)
+				{
+					int32		v = touched[t];
+
+					starts[v] = pos;
+					pos += counts[v];
+					ends2[nout++] = pos;
+					counts[v] = 0;
+				}
+				for (int32 x = begin; x < end; x++)
+					perm2[starts[key[perm[x]]]++] = perm[x];
+			}
+		}
+		if (group_class != NULL)
+			group_class[i] = nout;
+		begin = end;
+	}
+	return nout;
+}
+
+/* Whether one class (items [b, e) of a snapshot) meets l-diversity and t-closeness */
+static bool
+ClassDiverse(Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
+{
+	int32		distinct = e - b;
+
+	if (lat->l > 1)
+	{
+		if (distinct < lat->l)
+			return false;
+		if (lat->l_model == L_ENTROPY)
+		{
+			double		h = 0;
+
+			for (int32 x = b; x < e; x++)
+			{
+				double		p = (double) s->count[x] / (double) size;
+
+				h -= p * log(p);
+			}
+			if (h < log((double) lat->l) * (1.0 - ENTROPY_TOLERANCE))
+				return false;
+		}
+		else if (lat->l_model == L_RECURSIVE)
+		{
+			int32	   *sorted = lat->touched;
+			double		tail = 0;
+
+			for (int32 x = b; x < e; x++)
+				sorted[x - b] = s->count[x];
+			/* descending insertion sort: classes hold few sensitive values */
+			for (int32 x = 1; x < distinct; x++)
+			{
+				int32		v = sorted[x];
+				int32		y = x;
+
+				while (y > 0 && sorted[y - 1] < v)
+				{
+					sorted[y] = sorted[y - 1];
+					y--;
+				}
+				sorted[y] = v;
+			}
+			for (int32 x = lat->l - 1; x < distinct; x++)
+				tail += sorted[x];
+			if (!((double) sorted[0] < lat->c * tail))
+				return false;
+		}
+	}
+	if (lat->has_t)
+	{
+		double		d = 0;
+
+		if (!lat->ordered)
+		{
+			/* half the L1 distance; absent values contribute their share */
+			double		sum = 0;
+
+			for (int32 x = b; x < e; x++)
+			{
+				double		q = lat->sens_share[lat->sens[s->rep[x]]];
+				double		p = (double) s->count[x] / (double) size;
+
+				sum += fabs(p - q) - q;
+			}
+			d = (sum + 1.0) / 2.0;
+		}
+		else if (lat->nsens > 1)
+		{
+			int32	   *dense = lat->dense;
+			double		cum = 0;
+			double		total = 0;
+
+			for (int32 x = b; x < e; x++)
+				dense[lat->sens[s->rep[x]]] = s->count[x];
+			for (int32 v = 0; v < lat->nsens; v++)
+			{
+				cum += (double) dense[v] / (double) size - lat->sens_share[v];
+				total += fabs(cum);
+				dense[v] = 0;
+			}
+			d = total / (double) (lat->nsens - 1);
+		}
+		if (d > lat->t)
+			return false;
+	}
+	return true;
+}
+
+/* Remove the least recently used snapshots until bytes more fit */
+static void
+CacheMakeRoom(Lattice *lat, Size bytes)
+{
+	while (lat->ncache > 0 && lat->cache_bytes + bytes > lat->cache_budget)
+	{
+		int			oldest = 0;
+		NodeItems   *s;
+
+		for (int i = 1; i < lat->ncache; i++)
+			if (lat->cache[i]->used < lat->cache[oldest]->used)
+				oldest = i;
+		s = lat->cache[oldest];
+		lat->snap_of[s->node] = -1;
+		lat->cache_bytes -= s->bytes;
+		pfree(s->rep);
+		pfree(s->count);
+		pfree(s->class_end);
+		pfree(s);
+		lat->cache[oldest] = lat->cache[--lat->ncache];
+		if (oldest < lat->ncache)
+			lat->snap_of[lat->cache[oldest]->node] = oldest;
+	}
+}
+
+/* Whether node a lies at or below node b */
+static bool
+NodeBelow(const Lattice *lat, int64 a, int64 b)
+{
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		int64		la = (a / lat->stride[i]) % (lat->columns[i].height + 1);
+		int64		lb = (b / lat->stride[i]) % (lat->columns[i].height + 1);
+
+		if (la > lb)
+			return false;
+	}
+	return true;
+}
+
+/* The cached snapshot at or below a node with the fewest items, or NULL */
+static NodeItems *
+CacheBase(Lattice *lat, int64 node)
+{
+	NodeItems   *best = NULL;
+
+	/* the direct predecessors first: the usual case */
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		int64		level = (node / lat->stride[i]) % (lat->columns[i].height + 1);
+
+		if (level > 0 && lat->snap_of[node - lat->stride[i]] >= 0)
+		{
+			NodeItems   *s = lat->cache[lat->snap_of[node - lat->stride[i]]];
+
+			if (best == NULL || s->nitems < best->nitems)
+				best = s;
+		}
+	}
+	if (best == NULL)
+	{
+		for (int i = 0; i < lat->ncache; i++)
+		{
+			NodeItems   *s = lat->cache[i];
+
+			if (NodeBelow(lat, s->node, node) &&
+				(best == NULL || s->nitems < best->nitems))
+				best = s;
+		}
+	}
+	return best;
+}
+
+/* Evaluate one node: its classes, suppressed rows and utility */
+static void
+EvaluateNode(Lattice *lat, int64 node)
+{
+	NodeItems   *base = CacheBase(lat, node);
+	int32		m = base ? base->nitems : (int32) lat->nrows;
+	int32	   *levels = lat->levels;
+	int32	   *perm = lat->perm;
+	int32	   *perm2 = lat->perm2;
+	int32	   *ends = lat->ends;
+	int32	   *ends2 = lat->ends2;
+	int32	   *key = lat->key;
+	int32		nclasses;
+	int32		ngroups;
+	NodeItems   *s;
+	int64		suppressed = 0;
+	double		dm = 0;
+	double		entropy_suppressed = 0;
+	MemoryContext old;
+
+	CHECK_FOR_INTERRUPTS();
+	NodeLevels(lat, node, levels);
+	if (base != NULL)
+		base->used = ++lat->clock;
+	for (int32 x = 0; x < m; x++)
+		perm[x] = x;
+	nclasses = 0;
+	if (m > 0)
+		ends[nclasses++] = m;
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		const LatColumn *col = &lat->columns[i];
+		int			level = levels[i];
+		int32	   *tmp;
+
+		if (col->ndist[level] <= 1)
+			continue;
+		for (int32 x = 0; x < m; x++)
+			key[x] = LevelCode(col, level, base ? base->rep[x] : x);
+		nclasses = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, NULL);
+		tmp = perm, perm = perm2, perm2 = tmp;
+		tmp = ends, ends = ends2, ends2 = tmp;
+	}
+	if (lat->has_sensitive)
+	{
+		int32	   *tmp;
+
+		for (int32 x = 0; x < m; x++)
+			key[x] = lat->sens[base ? base->rep[x] : x];
+		ngroups = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, lat->group_class);
+		tmp = perm, perm = perm2, perm2 = tmp;
+		tmp = ends, ends = ends2, ends2 = tmp;
+	}
+	else
+	{
+		ngroups = nclasses;
+		for (int32 i = 0; i < nclasses; i++)
+			lat->group_class[i] = i + 1;
+	}
+
+	/* the node's items */
+	old = MemoryContextSwitchTo(lat->cache_context);
+	s = palloc(sizeof(NodeItems));
+	s->node = node;
+	s->nitems = ngroups;
+	s->nclasses = nclasses;
+	s->rep = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
+	s->count = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
+	s->class_end = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(nclasses, 1));
+	s->bytes = sizeof(NodeItems) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
+	s->used = ++lat->clock;
+	MemoryContextSwitchTo(old);
+	{
+		int32		begin = 0;
+
+		for (int32 g = 0; g < ngroups; g++)
+		{
+			int32		end = ends[g];
+			int64		count = 0;
+
+			for (int32 x = begin; x < end; x++)
+				count += base ? base->count[perm[x]] : 1;
+			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
+			s->count[g] = (int32) count;
+			begin = end;
+		}
+	}
+	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
+
+	/* classes: suppression and utility */
+	{
+		int32		b = 0;
+
+		for (int32 i = 0; i < nclasses; i++)
+		{
+			int32		e = s->class_end[i];
+			int64		size = 0;
+			bool		keep;
+
+			for (int32 x = b; x < e; x++)
+				size += s->count[x];
+			keep = size >= lat->k;
+			if (keep && (lat->l > 1 || lat->has_t))
+				keep = ClassDiverse(lat, s, b, e, size);
+			if (!keep)
+			{
+				double		bits = 0;
+
+				/* a suppressed row's value generalizes to all rows, not to its class's */
+				suppressed += size;
+				for (int c = 0; c < lat->ncolumns; c++)
+					bits += log2((double) lat->nrows) -
+						lat->columns[c].log2count[levels[c]][LevelCode(&lat->columns[c], levels[c], s->rep[b])];
+				entropy_suppressed += (double) size * bits;
+			}
+			else
+				dm += (double) size * (double) size;
+			b = e;
+		}
+	}
+	lat->evaluated[node] = true;
+	lat->nevaluated++;
+	lat->suppressed[node] = suppressed;
+	lat->classes[node] = nclasses;
+	lat->discernibility[node] = dm + (double) suppressed * (double) lat->nrows;
+	lat->entropy[node] = entropy_suppressed;
+	for (int c = 0; c < lat->ncolumns; c++)
+		lat->entropy[node] += lat->columns[c].entropy[levels[c]];
+
+	/* keep the snapshot when it fits */
+	if (s->bytes <= lat->cache_budget)
+	{
+		CacheMakeRoom(lat, s->bytes);
+		if (lat->ncache == lat->cache_capacity)
+		{
+			lat->cache_capacity *= 2;
+			lat->cache = repalloc(lat->cache, sizeof(NodeItems *) * lat->cache_capacity);
+		}
+		lat->snap_of[node] = lat->ncache;
+		lat->cache[lat->ncache++] = s;
+		lat->cache_bytes += s->bytes;
+	}
+	else
+	{
+		pfree(s->rep);
+		pfree(s->count);
+		pfree(s->class_end);
+		pfree(s);
+	}
+}
+
+/* Whether an evaluated node is anonymous */
+static inline bool
+Anonymous(const Lattice *lat, int64 node)
+{
+	return lat->suppressed[node] <= lat->max_suppressed_rows;
+}
+
+/* Tag a node and, by monotonicity, every node above (anonymous) or below it */
+static void
+TagClosure(Lattice *lat, int64 node, uint8 tag)
+{
+	int64	   *queue = lat->queue;
+	int64		head = 0;
+	int64		tail = 0;
+
+	if (lat->tag[node] == tag)
+		return;
+	lat->tag[node] = tag;
+	queue[tail++] = node;
+	while (head < tail)
+	{
+		int64		n = queue[head++];
+
+		if ((head & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < lat->ncolumns; i++)
+		{
+			int64		level = (n / lat->stride[i]) % (lat->columns[i].height + 1);
+			int64		next;
+
+			if (tag == TAG_ANONYMOUS)
+			{
+				if (level == lat->columns[i].height)
+					continue;
+				next = n + lat->stride[i];
+			}
+			else
+			{
+				if (level == 0)
+					continue;
+				next = n - lat->stride[i];
+			}
+			if (lat->tag[next] == tag)
+				continue;
+			if (lat->tag[next] != TAG_UNKNOWN)
+				elog(ERROR, "qid_lattice: monotonicity violated at node " INT64_FORMAT, next);
+			lat->tag[next] = tag;
+			queue[tail++] = next;
+		}
+	}
+}
+
+/* Evaluate a node (if needed) and tag it and its closure */
+static bool
+CheckNode(Lattice *lat, int64 node)
+{
+	bool		anonymous;
+
+	if (lat->tag[node] != TAG_UNKNOWN)
+		return lat->tag[node] == TAG_ANONYMOUS;
+	EvaluateNode(lat, node);
+	anonymous = Anonymous(lat, node);
+	TagClosure(lat, node, anonymous ? TAG_ANONYMOUS : TAG_NOT_ANONYMOUS);
+	return anonymous;
+}
+
+/* Flash: nodes by height, a path up from each untagged node, binary search on it */
+static void
+ClassifyFlash(Lattice *lat, const int64 *order)
+{
+	int64	   *path = palloc(sizeof(int64) * (lat->nnodes + 1));
+
+	for (int64 o = 0; o < lat->nnodes; o++)
+	{
+		int64		start = order[o];
+		int64		len = 0;
+		int64		low;
+		int64		high;
+		int64		n = start;
+
+		if (lat->tag[start] != TAG_UNKNOWN)
+			continue;
+		/* the path: up through untagged nodes, first column first */
+		for (;;)
+		{
+			bool		moved = false;
+
+			path[len++] = n;
+			for (int i = 0; i < lat->ncolumns; i++)
+			{
+				int64		level = (n / lat->stride[i]) % (lat->columns[i].height + 1);
+
+				if (level < lat->columns[i].height &&
+					lat->tag[n + lat->stride[i]] == TAG_UNKNOWN)
+				{
+					n += lat->stride[i];
+					moved = true;
+					break;
+				}
+			}
+			if (!moved)
+				break;
+		}
+		low = 0;
+		high = len - 1;
+		while (low <= high)
+		{
+			int64		mid = (low + high) / 2;
+
+			if (CheckNode(lat, path[mid]))
+				high = mid - 1;
+			else
+				low = mid + 1;
+		}
+	}
+	pfree(path);
+}
+
+/* Order nodes by height, then by index */
+static int64 *
+NodesByHeight(Lattice *lat)
+{
+	int			maxh = 0;
+	int64	   *first;
+	int64	   *order = palloc(sizeof(int64) * lat->nnodes);
+	int32	   *height = palloc(sizeof(int32) * lat->nnodes);
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		maxh += lat->columns[i].height;
+	first = palloc0(sizeof(int64) * (maxh + 2));
+	for (int64 n = 0; n < lat->nnodes; n++)
+	{
+		int32		h = 0;
+
+		for (int i = 0; i < lat->ncolumns; i++)
+			h += (int32) ((n / lat->stride[i]) % (lat->columns[i].height + 1));
+		height[n] = h;
+		first[h + 1]++;
+	}
+	for (int h = 1; h <= maxh + 1; h++)
+		first[h] += first[h - 1];
+	for (int64 n = 0; n < lat->nnodes; n++)
+		order[first[height[n]]++] = n;
+	pfree(height);
+	pfree(first);
+	return order;
+}
+
+/* A node's loss under the chosen metric (only for evaluated nodes) */
+static double
+NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
+{
+	double		n = (double) lat->nrows;
+	double		s = (double) lat->suppressed[node];
+
+	switch (metric)
+	{
+		case METRIC_HEIGHT:
+			{
+				int			h = 0;
+
+				for (int i = 0; i < lat->ncolumns; i++)
+					h += levels[i];
+				return h;
+			}
+		case METRIC_PRECISION:
+			{
+				double		frac = 0;
+
+				if (lat->nrows == 0)
+					return 0;
+				for (int i = 0; i < lat->ncolumns; i++)
+					if (lat->columns[i].height > 0)
+						frac += (double) levels[i] / lat->columns[i].height;
+				return ((n - s) * frac + s * lat->ncolumns) / (n * lat->ncolumns);
+			}
+		case METRIC_DISCERNIBILITY:
+			return lat->discernibility[node];
+		case METRIC_ENTROPY:
+			return lat->entropy[node];
+		case METRIC_SUPPRESSED:
+			return lat->nrows == 0 ? 0 : s / n;
+	}
+	return 0;
+}
+
+/* The qidrisk schema: where this function lives */
+static char *
+ExtensionSchema(FunctionCallInfo fcinfo)
+{
+	return get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+}
+
+/*
+ * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
+ * c, t, t_distance, metric, evaluate): one row per node of the lattice.
+ */
+Datum
+qidrisk_qid_lattice(PG_FUNCTION_ARGS)
+{
+	const char *funcname = "qid_lattice";
+	static const char *const l_models[] = {"distinct", "entropy", "recursive"};
+	static const char *const distances[] = {"equal", "ordered"};
+	static const char *const metrics[] = {"height", "precision", "discernibility", "entropy", "suppressed"};
+	static const char *const evaluates[] = {"tagged", "anonymous", "all"};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext work;
+	MemoryContext old;
+	Oid			relid;
+	Lattice    *lat;
+	Jsonb	   *hierarchies;
+	Datum	   *elems;
+	bool	   *enulls;
+	int			nelems;
+	char	   *sensitive = NULL;
+	double		max_suppressed;
+	int32		max_distinct = 1;
+	double		bytes;
+	int64	   *order;
+	int			ret;
+	char	   *schema;
+	int64		best = -1;
+	double		best_loss = 0;
+
+	for (int i = 0; i < 13; i++)
+	{
+		if (i == 5 || i == 8 || i == 9)
+			continue;			/* sensitive, c and t may be NULL */
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: argument %d must not be NULL", funcname, i + 1),
+					 errhint("Only sensitive, c and t may be NULL.")));
+	}
+	relid = PG_GETARG_OID(0);
+
+	InitMaterializedSRF(fcinfo, 0);
+	work = AllocSetContextCreate(CurrentMemoryContext, "qid_lattice", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	lattice_hash_seed = pg_prng_uint64(&pg_global_prng_state);
+	schema = ExtensionSchema(fcinfo);
+
+	lat = palloc0(sizeof(Lattice));
+	lat->funcname = funcname;
+	lat->k = PG_GETARG_INT32(3);
+	if (lat->k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: k must be at least 1, not " INT64_FORMAT, funcname, lat->k)));
+	max_suppressed = PG_GETARG_FLOAT8(4);
+	if (isnan(max_suppressed) || max_suppressed < 0 || max_suppressed > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: max_suppressed must lie between 0 and 1, not %g", funcname,
+						max_suppressed)));
+	lat->l = PG_GETARG_INT32(6);
+	if (lat->l < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: l must be at least 1, not %d", funcname, lat->l)));
+	lat->l_model = (LModel) ParseOption(PG_GETARG_TEXT_PP(7), "l_model", l_models, 3, funcname);
+	if (!PG_ARGISNULL(8))
+	{
+		lat->c = PG_GETARG_FLOAT8(8);
+		if (isnan(lat->c) || isinf(lat->c) || lat->c <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: c must be a positive number, not %g", funcname, lat->c)));
+	}
+	if (lat->l_model == L_RECURSIVE && PG_ARGISNULL(8))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: recursive (c,l)-diversity needs c", funcname)));
+	if (!PG_ARGISNULL(9))
+	{
+		lat->has_t = true;
+		lat->t = PG_GETARG_FLOAT8(9);
+		if (isnan(lat->t) || lat->t < 0 || lat->t > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: t must lie between 0 and 1, not %g", funcname, lat->t)));
+	}
+	lat->ordered = ParseOption(PG_GETARG_TEXT_PP(10), "t_distance", distances, 2, funcname) == 1;
+	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 5, funcname);
+	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 3, funcname);
+	if (!PG_ARGISNULL(5))
+		sensitive = text_to_cstring(PG_GETARG_TEXT_PP(5));
+	if (sensitive == NULL && (lat->l > 1 || lat->has_t))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: l-diversity and t-closeness need a sensitive column", funcname)));
+	lat->has_sensitive = sensitive != NULL;
+
+	/* lock the relation before resolving its columns */
+	LockRelationOid(relid, AccessShareLock);
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: relation with OID %u does not exist", funcname, relid)));
+
+	{
+		ArrayType  *qid = PG_GETARG_ARRAYTYPE_P(1);
+
+		if (ARR_NDIM(qid) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("%s needs a one-dimensional array of column names", funcname)));
+		deconstruct_array(qid, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &nelems);
+	}
+	if (nelems == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs at least one quasi-identifier column", funcname)));
+	lat->ncolumns = nelems;
+	lat->columns = palloc0(sizeof(LatColumn) * nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		AttrNumber	attnum;
+
+		if (enulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: quasi-identifier column names must not be NULL", funcname)));
+		lat->columns[i].name = TextDatumGetCString(elems[i]);
+		attnum = get_attnum(relid, lat->columns[i].name);
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" does not exist in %s", lat->columns[i].name,
+							get_rel_name(relid))));
+		for (int j = 0; j < i; j++)
+			if (strcmp(lat->columns[i].name, lat->columns[j].name) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: column \"%s\" is listed twice", funcname, lat->columns[i].name)));
+	}
+	if (sensitive != NULL)
+	{
+		if (get_attnum(relid, sensitive) <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" does not exist in %s", sensitive, get_rel_name(relid))));
+		for (int i = 0; i < nelems; i++)
+			if (strcmp(sensitive, lat->columns[i].name) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the sensitive column \"%s\" is also a quasi-identifier",
+								funcname, sensitive)));
+	}
+
+	/* hierarchies: an object whose keys are quasi-identifier columns */
+	hierarchies = PG_GETARG_JSONB_P(2);
+	if (!JB_ROOT_IS_OBJECT(hierarchies))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: hierarchies must be a JSON object", funcname),
+				 errhint("Map each column to its hierarchy, as in {\"age\": \"age_hierarchy\"}.")));
+	{
+		JsonbIterator *it = JsonbIteratorInit(&hierarchies->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok == WJB_KEY)
+			{
+				char	   *keyname = pnstrdup(v.val.string.val, v.val.string.len);
+				bool		known = false;
+
+				for (int i = 0; i < nelems; i++)
+					known |= strcmp(keyname, lat->columns[i].name) == 0;
+				if (!known)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_COLUMN),
+							 errmsg("%s: hierarchies name \"%s\", which is not a quasi-identifier column",
+									funcname, keyname)));
+			}
+		}
+	}
+
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
+	/* what we read outlives SPI_finish */
+	MemoryContextSwitchTo(work);
+	for (int i = 0; i < nelems; i++)
+	{
+		JsonbValue *spec = JsonbGet(&hierarchies->root, lat->columns[i].name);
+
+		if (spec != NULL && spec->type != jbvNull)
+			LoadHierarchy(&lat->columns[i], relid, spec, schema, funcname);
+	}
+	EncodeLattice(lat, relid, sensitive);
+	SPI_finish();
+	MemoryContextSwitchTo(work);
+	PrepareLevels(lat);
+
+	/* the lattice */
+	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
+	lat->stride = palloc(sizeof(int64) * nelems);
+	lat->nnodes = 1;
+	for (int i = nelems - 1; i >= 0; i--)
+	{
+		lat->stride[i] = lat->nnodes;
+		lat->nnodes *= lat->columns[i].height + 1;
+		if (lat->nnodes > LATTICE_MAX_NODES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s: the lattice has more than %d nodes", funcname, LATTICE_MAX_NODES),
+					 errhint("Pass fewer columns or hierarchies with fewer levels.")));
+	}
+	for (int i = 0; i < nelems; i++)
+		for (int j = 0; j <= lat->columns[i].height; j++)
+			max_distinct = Max(max_distinct, lat->columns[i].ndist[j]);
+	max_distinct = Max(max_distinct, lat->nsens);
+	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 6 +
+		(double) lat->nnodes * (sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
+		3.0 * max_distinct * sizeof(int32) + (double) lat->nsens * sizeof(double);
+	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
+	lat->base_bytes = (Size) bytes;
+	lat->tag = palloc0(lat->nnodes);
+	lat->evaluated = palloc0(sizeof(bool) * lat->nnodes);
+	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * lat->nnodes);
+	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * lat->nnodes);
+	lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * lat->nnodes);
+	for (int64 n = 0; n < lat->nnodes; n++)
+		lat->snap_of[n] = -1;
+	{
+		Size		rows = Max(lat->nrows, 1);
+
+		lat->perm = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->perm2 = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->ends = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->ends2 = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->key = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->group_class = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->touched = MemoryContextAllocHuge(work, sizeof(int32) * Max(max_distinct, 1));
+		lat->counts = MemoryContextAllocExtended(work, sizeof(int32) * max_distinct, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		lat->starts = MemoryContextAllocHuge(work, sizeof(int32) * max_distinct);
+		lat->dense = MemoryContextAllocExtended(work, sizeof(int32) * Max(lat->nsens, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	}
+	lat->levels = palloc(sizeof(int32) * nelems);
+	lat->cache_context = AllocSetContextCreate(work, "qid_lattice snapshots", ALLOCSET_DEFAULT_SIZES);
+	lat->cache_capacity = 64;
+	lat->cache = palloc(sizeof(NodeItems *) * lat->cache_capacity);
+	{
+		Size		budget = QidStateMemoryBudget();
+
+		lat->cache_budget = budget > lat->base_bytes ? (budget - lat->base_bytes) / 2 : 0;
+	}
+
+	/* monotone unless suppression meets a model that merging classes can break */
+	lat->monotone = lat->max_suppressed_rows == 0 ||
+		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t);
+
+	order = NodesByHeight(lat);
+	if (lat->monotone)
+		ClassifyFlash(lat, order);
+	for (int64 o = 0; o < lat->nnodes; o++)
+	{
+		int64		n = order[o];
+
+		if (lat->evaluated[n])
+			continue;
+		if (!lat->monotone || lat->evaluate == EVALUATE_ALL ||
+			(lat->evaluate == EVALUATE_ANONYMOUS && lat->tag[n] == TAG_ANONYMOUS))
+		{
+			EvaluateNode(lat, n);
+			if (!lat->monotone)
+				lat->tag[n] = Anonymous(lat, n) ? TAG_ANONYMOUS : TAG_NOT_ANONYMOUS;
+			else if ((lat->tag[n] == TAG_ANONYMOUS) != Anonymous(lat, n))
+				elog(ERROR, "qid_lattice: node " INT64_FORMAT " was tagged wrongly", n);
+		}
+	}
+
+	/* the best node: least loss, then least height, then first */
+	if (lat->evaluate != EVALUATE_TAGGED || !lat->monotone)
+	{
+		for (int64 o = 0; o < lat->nnodes; o++)
+		{
+			int64		n = order[o];
+			double		loss;
+
+			if (lat->tag[n] != TAG_ANONYMOUS)
+				continue;
+			NodeLevels(lat, n, lat->levels);
+			loss = NodeLoss(lat, n, lat->metric, lat->levels);
+			if (best < 0 || loss < best_loss)
+			{
+				best = n;
+				best_loss = loss;
+			}
+		}
+	}
+
+	for (int64 n = 0; n < lat->nnodes; n++)
+	{
+		Datum		values[14];
+		bool		nulls[14] = {false};
+		Datum	   *lv = palloc(sizeof(Datum) * nelems);
+		bool		anonymous = lat->tag[n] == TAG_ANONYMOUS;
+		bool		minimal = anonymous;
+		int			height = 0;
+
+		if ((n & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		NodeLevels(lat, n, lat->levels);
+		for (int i = 0; i < nelems; i++)
+		{
+			lv[i] = Int32GetDatum(lat->levels[i]);
+			height += lat->levels[i];
+			if (minimal && lat->levels[i] > 0 && lat->tag[n - lat->stride[i]] == TAG_ANONYMOUS)
+				minimal = false;
+		}
+		values[0] = PointerGetDatum(construct_array(lv, nelems, INT4OID, 4, true, TYPALIGN_INT));
+		values[1] = BoolGetDatum(anonymous);
+		values[2] = BoolGetDatum(minimal);
+		values[3] = BoolGetDatum(lat->evaluated[n]);
+		values[6] = Int32GetDatum(height);
+		if (lat->evaluated[n])
+		{
+			values[4] = Int64GetDatum(lat->suppressed[n]);
+			values[5] = Int64GetDatum(lat->classes[n]);
+			values[7] = Float8GetDatum(NodeLoss(lat, n, METRIC_PRECISION, lat->levels));
+			values[8] = Float8GetDatum(lat->discernibility[n]);
+			values[9] = Float8GetDatum(lat->entropy[n]);
+			values[10] = Float8GetDatum(NodeLoss(lat, n, METRIC_SUPPRESSED, lat->levels));
+			values[11] = Float8GetDatum(NodeLoss(lat, n, lat->metric, lat->levels));
+		}
+		else
+		{
+			for (int i = 4; i <= 11; i++)
+				nulls[i] = i != 6;
+		}
+		if (lat->evaluate == EVALUATE_TAGGED && lat->monotone)
+			nulls[12] = true;
+		else
+			values[12] = BoolGetDatum(n == best);
+		values[13] = Int64GetDatum(lat->nrows);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(DatumGetPointer(values[0]));
+		pfree(lv);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(qidrisk_qualified_table);
+PG_FUNCTION_INFO_V1(qidrisk_qualified_new_table);
+
+/*
+ * qidrisk_qualified_table(name): an existing table's name, schema-qualified
+ * and quoted, resolved with the caller's search_path (so that functions
+ * running under a pinned search_path find the caller's tables).
+ */
+Datum
+qidrisk_qualified_table(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			relid = ResolveTable(name, "", "qid_anonymize_into");
+
+	PG_RETURN_TEXT_P(cstring_to_text(quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+																get_rel_name(relid))));
+}
+
+/* qidrisk_qualified_new_table(name): where CREATE TABLE name would create it */
+Datum
+qidrisk_qualified_new_table(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	List	   *names = stringToQualifiedNameList(name
+#if PG_VERSION_NUM >= 160000
+												  ,NULL
+#endif
+		);
+	RangeVar   *rv = makeRangeVarFromNameList(names);
+	Oid			nsp = RangeVarGetCreationNamespace(rv);
+
+	PG_RETURN_TEXT_P(cstring_to_text(quote_qualified_identifier(get_namespace_name(nsp), rv->relname)));
+}

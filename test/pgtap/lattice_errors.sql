@@ -1,0 +1,123 @@
+-- Bad input to qid_lattice, the hierarchy functions and qid_anonymize_into gets a
+-- clear error (SQLSTATE and qidrisk's own message) and changes nothing.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages = warning;
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS qidrisk;
+
+SELECT plan(47);
+
+CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
+INSERT INTO people (age, zip, sex, disease, score)
+SELECT 20 + i % 30, '100' || (i % 7), CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END,
+	   (ARRAY['flu', 'cold', 'cancer'])[1 + i % 3], i % 5
+FROM generate_series(1, 200) i;
+CREATE TABLE h_zip (value text, l1 text, l2 text);
+INSERT INTO h_zip SELECT '100' || i, '10*', '*' FROM generate_series(0, 6) i;
+CREATE TABLE h_sex (value text, l1 text);
+INSERT INTO h_sex VALUES ('F', '*'), ('M', '*');
+CREATE TABLE h_short (value text, l1 text);
+INSERT INTO h_short VALUES ('1000', '*');
+CREATE TABLE h_unnested (value text, l1 text, l2 text);
+INSERT INTO h_unnested SELECT '100' || i, 'g' || (i % 2), 'h' || (i % 3) FROM generate_series(0, 6) i;
+CREATE TABLE h_twice (value text, l1 text);
+INSERT INTO h_twice VALUES ('F', '*'), ('M', '*'), ('F', 'x');
+CREATE TABLE h_ragged (value text, levels text[]);
+CREATE TABLE h_nulllabel (value text, l1 text);
+INSERT INTO h_nulllabel VALUES ('F', '*'), ('M', NULL);
+CREATE TABLE tree (child text, parent text);
+INSERT INTO tree VALUES ('1000', 'A'), ('1001', 'A'), ('1002', 'B'), ('1003', 'B'), ('1004', 'B'),
+	('1005', 'C'), ('1006', 'C'), ('A', 'AB'), ('B', 'AB'), ('AB', '*'), ('C', '*');
+CREATE TABLE loop_tree (child text, parent text);
+INSERT INTO loop_tree VALUES ('a', 'b'), ('b', 'a');
+CREATE TABLE scale (x numeric);
+INSERT INTO scale VALUES (1.0), (1.00), (2);
+CREATE TABLE h_scale (value text, l1 text);
+INSERT INTO h_scale VALUES ('1.0', 'one'), ('1.00', 'uno'), ('2', 'two');
+
+-- arguments
+SELECT throws_ok($$SELECT * FROM qid_lattice(NULL, '{zip}', '{}', 2)$$, '22004', NULL, 'NULL table');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', NULL, '{}', 2)$$, '22004', NULL, 'NULL columns');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', NULL, 2)$$, '22004', NULL, 'NULL hierarchies');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', NULL)$$, '22004', NULL, 'NULL k');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 0)$$, '22023',
+				 'qid_lattice: k must be at least 1, not 0', 'k = 0');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', -3)$$, '22023', NULL, 'k < 0');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 1.5)$$, '22023',
+				 'qid_lattice: max_suppressed must lie between 0 and 1, not 1.5', 'max_suppressed > 1');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, -0.1)$$, '22023', NULL, 'max_suppressed < 0');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 'NaN')$$, '22023', NULL, 'max_suppressed NaN');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, NULL, 2)$$, '22023',
+				 'qid_lattice: l-diversity and t-closeness need a sensitive column', 'l without sensitive');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'disease', 0)$$, '22023', NULL, 'l = 0');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'disease', 2, 'recursive')$$, '22023',
+				 'qid_lattice: recursive (c,l)-diversity needs c', 'recursive without c');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'disease', 2, 'bogus')$$, '22023',
+				 'qid_lattice: unknown l_model "bogus"', 'unknown l_model');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'disease', t => 1.5)$$, '22023', NULL, 't > 1');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'fun')$$, '22023',
+				 'qid_lattice: unknown metric "fun"', 'unknown metric');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, evaluate => 'some')$$, '22023', NULL, 'unknown evaluate');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{}', '{}', 2)$$, '22023', NULL, 'no columns');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip,nope}', '{}', 2)$$, '42703',
+				 'column "nope" does not exist in people', 'unknown column');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip,zip}', '{}', 2)$$, '22023', NULL, 'column twice');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'nope', 2)$$, '42703', NULL, 'unknown sensitive column');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'zip', 2)$$, '22023', NULL, 'sensitive column is a QID');
+
+-- hierarchies
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '[1]', 2)$$, '22023',
+				 'qid_lattice: hierarchies must be a JSON object', 'hierarchies not an object');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"sex": "h_sex"}', 2)$$, '42703',
+				 'qid_lattice: hierarchies name "sex", which is not a quasi-identifier column', 'hierarchy for a non-QID');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": "h_missing"}', 2)$$, '42P01',
+				 'qid_lattice: hierarchy table "h_missing" of column "zip" does not exist', 'missing hierarchy table');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": 7}', 2)$$, '22023', NULL, 'hierarchy neither name nor object');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": "h_short"}', 2)$$, '22023',
+				 'qid_lattice: value "1001" of column "zip" is missing from its hierarchy', 'value missing from the hierarchy');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": "h_unnested"}', 2)$$, '22023', NULL, 'hierarchy not nested');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{sex}', '{"sex": "h_twice"}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "sex" lists value "F" twice', 'value listed twice');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{sex}', '{"sex": "h_nulllabel"}', 2)$$, '22004', NULL, 'NULL label');
+SELECT throws_ok($$SELECT * FROM qid_lattice('scale', '{x}', '{"x": "h_scale"}', 1)$$, '22023', NULL,
+				 'equal values (1.0, 1.00) that generalize differently');
+SELECT throws_ok($$SELECT * FROM hierarchy_levels('loop_tree', 'child', 'parent')$$, '22023', NULL, 'cycle in a child -> parent table');
+SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'age', '{"widths": [5, 7]}')$$, '22023',
+				 'interval_hierarchy: width 7 is not a multiple of width 5', 'widths not nested');
+SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'age', '{"widths": [0]}')$$, '22023', NULL, 'width 0');
+SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'zip', '{"widths": [5]}')$$, '42804', NULL, 'widths on text');
+SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'age', '{"cuts": 5}')$$, '22023', NULL, 'cuts not arrays');
+SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'nope', '{"widths": [5]}')$$, '42703', NULL, 'interval: unknown column');
+
+-- the three kinds of hierarchy work, and a column may have none
+SELECT is((SELECT count(*) FROM qid_lattice('people', '{zip,sex,age}',
+		   '{"zip": {"table": "tree", "child": "child", "parent": "parent"}, "sex": "h_sex", "age": {"widths": [5, 10]}}', 2)),
+		  32::bigint, 'child -> parent table, ARX table and interval widths together: 4 * 2 * 4 nodes');
+SELECT is((SELECT levels FROM hierarchy_levels('tree', 'child', 'parent') WHERE value = '1000'),
+		  '{A,AB,*}'::text[], 'a child -> parent chain');
+SELECT is((SELECT levels FROM hierarchy_levels('tree', 'child', 'parent') WHERE value = '1005'),
+		  '{C,*,*}'::text[], 'a shorter chain keeps its top');
+
+-- qid_anonymize_into: bad input and an unreachable target write nothing
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', NULL, 2)$$, '22004', NULL, 'anonymize: no release name');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 2, suppression => 'hide')$$, '22023', NULL, 'anonymize: unknown suppression');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 500)$$, '22023', NULL, 'anonymize: target out of reach');
+SELECT hasnt_table('rel_x', 'nothing written on failure');
+
+-- names resolve with the caller's search_path, not the functions' pinned one
+CREATE SCHEMA lattice_other;
+CREATE TABLE lattice_other.h_sex2 (value text, l1 text);
+INSERT INTO lattice_other.h_sex2 VALUES ('F', '*'), ('M', '*');
+SET LOCAL search_path = lattice_other, public;
+SELECT is((SELECT count(*) FROM qid_lattice('public.people', '{sex}', '{"sex": "h_sex2"}', 2)), 2::bigint,
+		  'qid_lattice finds a hierarchy on the caller''s search_path');
+SELECT is((SELECT rows_released FROM qid_anonymize_into('public.people', '{sex,zip}', '{"sex": "h_sex2", "zip": {"table": "public.h_zip"}}', 'rel_sp', 2)),
+		  200::bigint, 'qid_anonymize_into finds them too');
+SELECT has_table('lattice_other', 'rel_sp', 'the release goes to the first schema of the caller''s search_path');
+SELECT is((SELECT count(*) FROM public.people), 200::bigint, 'the source keeps its rows');
+RESET search_path;
+
+SELECT * FROM finish();
+ROLLBACK;
