@@ -121,6 +121,10 @@ if [ ! -f "$dir/.qidrisk-chroot" ] || [ "$(cat "$dir/.qidrisk-chroot")" != "$sta
 	make_chroot
 fi
 
+# qidrisk files an earlier run installed (make install adds, never removes)
+rm -rf "$dir"/usr/share/postgresql/*/extension/qidrisk[.-]* "$dir"/usr/lib/postgresql/*/lib/qidrisk.so \
+	"$dir"/usr/lib/postgresql/*/lib/bitcode/qidrisk "$dir"/usr/lib/postgresql/*/lib/bitcode/qidrisk.index.bc
+
 # a fresh copy of the source tree, without build products or results
 rm -rf "$dir/build/qidrisk"
 mkdir -p "$dir/build/qidrisk"
