@@ -8,7 +8,8 @@
 #   <!-- docs-test: skip ... -->       on the line before a ```sql block: not run
 #   <!-- docs-test: skip-page ... -->  anywhere in a page: no block of it runs
 # Uses the server in PGHOST/PGPORT/PGUSER (a superuser) and PG_CONFIG's bindir.
-# DOCS_PAGES="docs/kmap.md README.md" runs only those pages.
+# DOCS_PAGES="docs/kmap.md README.md" runs only those pages; DOCS_KEEP=DIR keeps
+# each block's output in DIR (for writing docs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if [ -n "${PG_CONFIG:-}" ]; then
@@ -100,6 +101,10 @@ PERL
 		awk -v b="$b" '
 			$0 ~ /^<<<docs-block / { on = ($0 == "<<<docs-block " b ">>>"); next }
 			on' "$tmp/page.out" >"$tmp/got"
+		# DOCS_KEEP=DIR keeps each block's output as DIR/PAGE:LINE (for writing docs)
+		if [ -n "${DOCS_KEEP:-}" ]; then
+			cp "$tmp/got" "$DOCS_KEEP/${page//\//_}:$line"
+		fi
 		if [ "$expected" = - ]; then
 			if grep -qE '^(ERROR|FATAL|PANIC):' "$tmp/got"; then
 				echo "not ok $n - $page:$line runs"
