@@ -5,8 +5,8 @@
 # in docs/examples.md).  A ```text block right after a ```sql block is psql's
 # output for it and must match; a block shown without output must not fail.
 # One TAP line per block, naming page and line.  Markers (HTML comments):
-#   <!-- docs-test: skip ... -->       on the line before a ```sql block: not run
-#   <!-- docs-test: skip-page ... -->  anywhere in a page: no block of it runs
+#   <!-- docs-test: skip ... -->       alone on the line before a ```sql block: not run
+#   <!-- docs-test: skip-page ... -->  alone on a line of a page: no block of it runs
 # Uses the server in PGHOST/PGPORT/PGUSER (a superuser) and PG_CONFIG's bindir.
 # DOCS_PAGES="docs/kmap.md README.md" runs only those pages; DOCS_KEEP=DIR keeps
 # each block's output in DIR (for writing docs).
@@ -54,7 +54,7 @@ close $in;
 open my $script, '>', "$tmp/page.sql" or die;
 open my $list, '>', "$tmp/blocks" or die;
 print $script "\\pset footer off\n\\set SHOW_CONTEXT never\n";
-exit 0 if grep { /<!-- docs-test: skip-page/ } @lines;
+exit 0 if grep { /^<!-- docs-test: skip-page/ } @lines;
 my $b = 0;
 for (my $i = 0; $i < @lines; $i++) {
 	next unless $lines[$i] =~ /^```sql\s*$/;
@@ -63,7 +63,7 @@ for (my $i = 0; $i < @lines; $i++) {
 	my $skip = 0;
 	for (my $j = $i - 1; $j >= 0; $j--) {
 		next if $lines[$j] =~ /^\s*$/;
-		$skip = 1 if $lines[$j] =~ /<!-- docs-test: skip/;
+		$skip = 1 if $lines[$j] =~ /^<!-- docs-test: skip /;
 		last;
 	}
 	my @sql;
