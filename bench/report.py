@@ -506,7 +506,7 @@ def heterogeneity_section(sessions, bday, queries, verdicts, checks):
     w = md.append
     w("## Heterogeneity and birthday")
     w("")
-    w("The distribution aggregates of issue 5, timed by the same script: "
+    w("The distribution aggregates, timed by the same script: "
       "`kl_uniform` (F) against its plain-SQL equivalent (G) on `birth_date` of the same "
       "population tables (uniform over 32,872 dates), and the exact birthday "
       "aggregate (H) on a weighted census table of its own.")
@@ -630,7 +630,7 @@ def quantile_section(quant, queries, verdicts, checks):
     w = md.append
     w("## 1-D generalization")
     w("")
-    w("The quantile buckets of issue 4 on `birth_date` of the largest population table "
+    w("The quantile buckets on `birth_date` of the largest population table "
       "(32,872 dates, so many ties), k = 100, timed by the same script in a session of its "
       "own, the variants interleaved run by run.")
     w("")
