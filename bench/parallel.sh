@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/parallel.sh [ROWS] - parallel scaling of the exact and approximate
-# singleton counts (issue 9, point 3).
+# singleton counts.
 #
 # Builds (or reuses, when its comment shows the same generator) bench/population.sql's
 # deterministic population with ROWS rows (default 10000000) as bench_pop_ROWS, then for 0, 1 and 2 parallel
@@ -113,7 +113,7 @@ for line in open(memlog):
 med = {k: statistics.median(t) for k, t in times.items()}
 names = {'X': 'singleton_count (exact)', 'Y': 'singleton_count(birth_date, sex) (exact)',
          'A': 'approx_singleton_count', 'C': 'bare hashing scan'}
-title = 'Parallel scaling (issue 9)' if rows == '10000000' else f'Parallel scaling at {int(rows):,} rows (issue 9)'
+title = 'Parallel scaling' if rows == '10000000' else f'Parallel scaling at {int(rows):,} rows'
 out = ['## ' + title, '',
        f'Produced by `bash bench/parallel.sh {rows}` on the server in PGHOST/PGPORT; qidrisk at commit '
        f'{commit}; load average (1, 5, 15 min) {load_start} at the start, {load_end} at the end '

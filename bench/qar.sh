@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/qar.sh - time QaR (issue 7) on UCI Adult against plain SQL.
+# bench/qar.sh - time QaR on UCI Adult against plain SQL.
 #
 # Loads UCI Adult (data/adult, 32,561 rows; the 14 attributes, p = 3: 364
 # subsets) into schema bench_qar of database $BENCH_DB (default "bench",
@@ -176,7 +176,7 @@ def fmt(ms):
     return '%.0f ms' % ms if ms < 10000 else '%.1f s' % (ms / 1000)
 risk = info['risk']
 lines = []
-lines.append('## QaR on UCI Adult (issue 7)')
+lines.append('## QaR on UCI Adult')
 lines.append('')
 lines.append('Produced by `%s` against %s; qidrisk %s. Adult: 32,561 rows, the 14 attributes '
              '(income left out), p = 3, so N_p = 364 subsets. Medians of %d runs after a warm-up, '

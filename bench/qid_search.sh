@@ -187,7 +187,7 @@ commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=
 version = subprocess.run(['psql', '-d', 'postgres', '-Atc', 'SELECT version()'], capture_output=True, text=True).stdout.strip()
 now = datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')
 section = f"""
-## Quasi-identifier search (`qid_search`, issue 3)
+## Quasi-identifier search (`qid_search`)
 
 Command: `bash bench/qid_search.sh` (from the repository root; server in PGHOST/PGPORT/PGUSER).
 {version}; qidrisk at commit {commit}; {now}. Load average (1, 5, 15 min) at the start: {load_start};

@@ -21,7 +21,7 @@
 # with a warm-up and several runs; every run must return the same value, and it
 # must agree with an independent computation in bench/report.py.  Then a
 # session on the largest population table times 1-D generalization of
-# birth_date with k = 100 (issue 4), interleaved:
+# birth_date with k = 100, interleaved:
 #   Q  quantile_cuts(birth_date, 100)
 #   R  plain SQL: GROUP BY birth_date, running sum(count(*)) OVER (ORDER BY),
 #      a cut where the running sum crosses a multiple of k

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/scale.sh [ROWS] - time the approximate estimators (issue 9).
+# bench/scale.sh [ROWS] - time the approximate estimators.
 #
 # Builds bench/population.sql's deterministic population table with ROWS rows
 # (default 10000000) as bench_scale_ROWS, then in ONE psql session (\timing,
@@ -121,7 +121,7 @@ def ms(x):
     return f'{x:,.0f}' if x >= 100 else f'{x:,.1f}'
 
 out = []
-out.append('## Approximate estimators at scale (issue 9)')
+out.append('## Approximate estimators at scale')
 out.append('')
 out.append(f'Produced by `bash bench/scale.sh {rows}` (from the repository root) on the server in PGHOST/PGPORT; '
            f'{version}; qidrisk at commit {commit}; settings: {settings}; load average (1, 5, 15 min) '

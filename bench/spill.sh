@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/spill.sh [ROWS] - exact counting past the memory budget (issue 9, point 1).
+# bench/spill.sh [ROWS] - exact counting past the memory budget.
 #
 # Builds bench/population.sql's deterministic population table with ROWS rows
 # (default 30000000) as bench_spill_ROWS, then in ONE psql session, serial plans
@@ -153,7 +153,7 @@ Load average {load_start} at the start, {load_end} at the end (2 shared cores, o
 
 S/M time ratio {S['ms']/M['ms']:.2f}, S/C {S['ms']/C['ms']:.2f}; M and S returned {singletons:,} on every run.
 <!-- /spill:{rows} -->'''
-header = '''## Exact counting past the memory budget (issue 9, point 1)
+header = '''## Exact counting past the memory budget
 
 `bash bench/spill.sh ROWS` against a private PostgreSQL 15 server: serial plans
 (`max_parallel_workers_per_gather = 0`, so one backend holds the whole state), one psql session,
