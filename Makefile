@@ -9,6 +9,7 @@ OBJS += src/gpd.o
 OBJS += src/qar.o
 OBJS += src/sketch.o
 OBJS += src/qidkey.o
+OBJS += src/checkhistory.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)
