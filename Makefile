@@ -12,6 +12,7 @@ OBJS += src/qidkey.o
 OBJS += src/relreader.o
 OBJS += src/hashkey.o
 OBJS += src/lattice.o
+OBJS += src/checkhistory.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

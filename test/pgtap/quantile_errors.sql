@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(54 + 2);
+SELECT plan(54 + 2 + 5);
 
 CREATE TABLE places (child text, parent text);
 INSERT INTO places VALUES ('02138', 'Cambridge'), ('02139', 'Cambridge'), ('02446', 'Brookline'),
@@ -16,6 +16,9 @@ INSERT INTO places VALUES ('02138', 'Cambridge'), ('02139', 'Cambridge'), ('0244
 CREATE TABLE cyclic (child text, parent text);
 INSERT INTO cyclic SELECT * FROM places;
 INSERT INTO cyclic VALUES ('MA', '02138');
+-- a cycle no value reaches
+CREATE TABLE far_cycle (child text, parent text);
+INSERT INTO far_cycle SELECT * FROM places UNION ALL VALUES ('X', 'Y'), ('Y', 'X');
 CREATE TABLE two_parents (child text, parent text);
 INSERT INTO two_parents SELECT * FROM places;
 INSERT INTO two_parents VALUES ('02138', 'Boston');
@@ -91,6 +94,20 @@ FROM (VALUES
 	($$SELECT * FROM hierarchy_generalize('patients', 'zip', 'places', 2, child_column => 'nope')$$, '42703', 'hierarchy: unknown child column'),
 	($$SELECT * FROM hierarchy_generalize('patients', 'nope', 'places', 2)$$, '42703', 'hierarchy: unknown column')
 ) AS c(stmt, code, descr);
+
+-- hierarchy_generalize names what is missing (0.1.0: a syntax error at the OID, or a missing "child")
+SELECT throws_ok($$SELECT * FROM hierarchy_generalize('patients', 'zip', 999999::oid::regclass, 2)$$, '42P01',
+				 'hierarchy relation with OID 999999 does not exist', 'hierarchy: a hierarchy OID that does not exist');
+SELECT throws_ok($$SELECT * FROM hierarchy_generalize(999999::oid::regclass, 'zip', 'places', 2)$$, '42P01',
+				 'relation with OID 999999 does not exist', 'hierarchy: a table OID that does not exist');
+SELECT throws_ok($$SELECT * FROM hierarchy_generalize('patients', 'zip', 'places', 2, parent_column => 'nope')$$, '42703',
+				 'column "nope" does not exist in public.places', 'hierarchy: unknown parent column, named');
+SELECT throws_like($$SELECT * FROM hierarchy_generalize('patients', 'zip', 'cyclic', max_values => 1)$$,
+				   'hierarchy public.cyclic has a cycle through "%"', 'hierarchy: the cycle is named');
+-- a cycle no value of the table reaches is no error, as before
+SELECT is(ARRAY(SELECT row(h.*)::text FROM hierarchy_generalize('patients', 'zip', 'far_cycle', max_values => 2) h),
+		  ARRAY(SELECT row(h.*)::text FROM hierarchy_generalize('patients', 'zip', 'places', max_values => 2) h),
+		  'hierarchy: a cycle that no value reaches changes nothing');
 
 SELECT is(pg_temp.snapshot(), s, 'nothing changed: tables and objects') FROM before;
 SELECT is((SELECT quantile_cuts(age, 2) FROM patients), ARRAY[30, 40, 50], 'the functions still work after the errors');

@@ -1,0 +1,183 @@
+/*
+ * checkhistory.c
+ *	  qid_check: evaluate a publication policy with the caller's rights and,
+ *	  when asked, record the run in qidrisk_check_history.
+ *
+ * The rules are evaluated by the PL/pgSQL function qidrisk_check_evaluate,
+ * run through SPI as the caller, so privileges and row-level security hold as
+ * for any other reader.  Nobody but the history table's owner (the bootstrap
+ * superuser) may write the history: the row of a run is inserted here, with
+ * every value filled in by this code (time, calling role, table, QID, policy,
+ * results), under the owner's identity in a restricted security context, as
+ * PostgreSQL does for the maintenance of a table (REFRESH MATERIALIZED VIEW,
+ * VACUUM).  So a row in the history is always the record of a real run, and
+ * nothing a role can attach to the table runs with the caller's rights: only
+ * a superuser can attach anything to a table a superuser owns.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qidrisk_qid_check);
+
+#define CHECK_COLUMNS 5
+
+/* Insert the history row of a run as the history table's owner */
+static void
+RecordCheck(Oid namespace, const char *schema, Oid rel, Datum qid, Datum policy,
+			Datum results, bool passed)
+{
+	Oid			history = get_relname_relid("qidrisk_check_history", namespace);
+	HeapTuple	classtup;
+	Oid			owner;
+	Oid			caller;
+	int			sec_context;
+	int			nestlevel;
+	char	   *relnsp;
+	char	   *relname;
+	char	   *query;
+	Oid			types[7] = {TIMESTAMPTZOID, NAMEOID, TEXTOID, TEXTARRAYOID, JSONBOID, JSONBOID, BOOLOID};
+	Datum		values[7];
+	int			rc;
+
+	if (!OidIsValid(history))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"%s.qidrisk_check_history\" does not exist", schema)));
+	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(history));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for relation %u", history);
+	owner = ((Form_pg_class) GETSTRUCT(classtup))->relowner;
+	ReleaseSysCache(classtup);
+
+	/* the checked table, always schema-qualified (it was locked by the evaluation) */
+	relnsp = get_namespace_name(get_rel_namespace(rel));
+	relname = get_rel_name(rel);
+	if (relnsp == NULL || relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", rel)));
+
+	GetUserIdAndSecContext(&caller, &sec_context);
+	values[0] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	values[1] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(caller, false)));
+	values[2] = CStringGetTextDatum(quote_qualified_identifier(relnsp, relname));
+	values[3] = qid;
+	values[4] = policy;
+	values[5] = results;
+	values[6] = BoolGetDatum(passed);
+	query = psprintf("INSERT INTO %s.qidrisk_check_history "
+					 "(checked_at, checked_by, relation, qid, policy, results, passed) "
+					 "VALUES ($1, $2, $3, $4, $5, $6, $7)", schema);
+
+	/* as the owner, with nothing of the caller's session able to interfere */
+	nestlevel = NewGUCNestLevel();
+	SetUserIdAndSecContext(owner, sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	rc = SPI_execute_with_args(query, 7, types, values, NULL, false, 0);
+	if (rc != SPI_OK_INSERT || SPI_processed != 1)
+		elog(ERROR, "qid_check: recording the run returned %s", SPI_result_code_string(rc));
+	AtEOXact_GUC(false, nestlevel);
+	SetUserIdAndSecContext(caller, sec_context);
+}
+
+/*
+ * qid_check(rel, qid, policy, record_history): one row per rule of the policy
+ * (rule, setting, measured, threshold, passed); record_history => true also
+ * appends the run to qidrisk_check_history.
+ */
+Datum
+qidrisk_qid_check(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
+	const char *schema = quote_identifier(get_namespace_name(namespace));
+	Oid			argtypes[3] = {REGCLASSOID, TEXTARRAYOID, JSONBOID};
+	Datum		args[3];
+	char		argnulls[3];
+	bool		record;
+	bool		passed = true;
+	StringInfoData results;
+	int			rc;
+
+	for (int i = 0; i < 3; i++)
+	{
+		args[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		argnulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != CHECK_COLUMNS)
+		elog(ERROR, "qid_check: expected %d result columns, not %d", CHECK_COLUMNS,
+			 rsinfo->setDesc->natts);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "qid_check: SPI_connect failed");
+
+	if (PG_ARGISNULL(3))
+	{
+		/* a NULL table, QID or policy is reported first, as by the evaluation */
+		rc = SPI_execute_with_args(psprintf("SELECT %s.qidrisk_check_validate($1, $2, $3)", schema),
+								   3, argtypes, args, argnulls, false, 0);
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "qid_check: validation returned %s", SPI_result_code_string(rc));
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("record_history must not be NULL")));
+	}
+	record = PG_GETARG_BOOL(3);
+
+	/* the evaluation, as the caller; the last column is the row's entry in results */
+	rc = SPI_execute_with_args(psprintf("SELECT e.rule, e.setting, e.measured, e.threshold, e.passed, "
+										"pg_catalog.jsonb_build_object('rule', e.rule, 'setting', e.setting, "
+										"'measured', e.measured, 'threshold', e.threshold, 'passed', e.passed) "
+										"FROM %s.qidrisk_check_evaluate($1, $2, $3) AS e", schema),
+							   3, argtypes, args, argnulls, false, 0);
+	if (rc != SPI_OK_SELECT || SPI_tuptable->tupdesc->natts != CHECK_COLUMNS + 1)
+		elog(ERROR, "qid_check: the evaluation returned %s", SPI_result_code_string(rc));
+
+	initStringInfo(&results);
+	appendStringInfoChar(&results, '[');
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[row];
+		Datum		values[CHECK_COLUMNS + 1];
+		bool		nulls[CHECK_COLUMNS + 1];
+
+		CHECK_FOR_INTERRUPTS();
+		heap_deform_tuple(tuple, SPI_tuptable->tupdesc, values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		/* a rule whose result is NULL has not failed, as before */
+		if (!nulls[4] && !DatumGetBool(values[4]))
+			passed = false;
+		if (record)
+		{
+			if (row > 0)
+				appendStringInfoString(&results, ", ");
+			appendStringInfoString(&results,
+								   DatumGetCString(DirectFunctionCall1(jsonb_out, values[CHECK_COLUMNS])));
+		}
+	}
+	appendStringInfoChar(&results, ']');
+
+	if (record)
+		RecordCheck(namespace, schema, DatumGetObjectId(args[0]), args[1], args[2],
+					DirectFunctionCall1(jsonb_in, CStringGetDatum(results.data)), passed);
+	SPI_finish();
+	return (Datum) 0;
+}

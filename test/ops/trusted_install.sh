@@ -1,0 +1,204 @@
+#!/bin/bash
+# Trusted installation, as TAP (run by test/suites.sh through prove): a
+# database owner without superuser installs qidrisk and then tries to make
+# the extension run its code with a caller's rights.  Nothing it can attach
+# to or change on an extension object may do so: triggers, column DEFAULTs,
+# policies, rules, indexes, ALTER and OWNER changes of every member object
+# fail; a superuser then records checks (qid_check, qid_assert) and the owner
+# never becomes superuser.  Upgrade: 0.1.0 let the installer own the history
+# table; hostile objects planted there are gone after ALTER EXTENSION UPDATE
+# (run by the owner, as a trusted update runs), the rows are kept, and a
+# column whose type was changed stops the update.  Forged history: a role
+# cannot write a history row by any means, least of all for a table it
+# cannot read.
+# Uses the server in PGHOST/PGPORT/PGUSER (a superuser); roles are taken with
+# SET ROLE, so they need no login.
+set -uo pipefail
+OWNER=qidrisk_tr_owner
+NOBODY=qidrisk_tr_nobody
+STEWARD=qidrisk_tr_steward
+NEW=qidrisk_tr_new
+OLD=qidrisk_tr_old
+ALTERED=qidrisk_tr_altered
+n=0
+
+q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+# as ROLE DB SQL: run one statement as a role; prints its output, or
+# "ERROR <SQLSTATE>" when it fails
+as() {
+	local out
+	if out=$(psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$2" -c "SET ROLE $1" -c "$3" 2>&1); then
+		echo "$out"
+	else
+		echo "$out" | sed -n 's/^.*ERROR:  \([0-9A-Z]\{5\}\).*$/ERROR \1/p' | head -1
+	fi
+}
+# ok GOT WANT DESCRIPTION
+ok() {
+	n=$((n + 1))
+	if [ "$1" = "$2" ]; then
+		echo "ok $n - $3"
+	else
+		echo "not ok $n - $3"
+		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
+	fi
+}
+cleanup() {
+	for db in $NEW $OLD $ALTERED; do
+		q -d postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
+	done
+	for role in $OWNER $NOBODY $STEWARD; do
+		q -d postgres -c "DROP ROLE IF EXISTS $role" 2>/dev/null
+	done
+}
+cleanup
+trap cleanup EXIT
+
+
+q -d postgres -c "CREATE ROLE $OWNER" -c "CREATE ROLE $NOBODY" -c "CREATE ROLE $STEWARD" \
+	-c "CREATE DATABASE $NEW OWNER $OWNER" -c "CREATE DATABASE $OLD OWNER $OWNER" \
+	-c "CREATE DATABASE $ALTERED OWNER $OWNER"
+
+# The owner's tools: functions that make it superuser when run by one
+HOSTILE="
+CREATE FUNCTION evil() RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+	IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+		EXECUTE 'ALTER ROLE $OWNER SUPERUSER';
+	END IF;
+	RETURN 'x';
+END \$\$;
+CREATE FUNCTION evil_trigger() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+	PERFORM evil();
+	RETURN NEW;
+END \$\$;
+CREATE FUNCTION evil_bool() RETURNS boolean LANGUAGE sql AS 'SELECT evil() IS NOT NULL';
+-- (index expressions must be immutable; a lie costs nothing)
+CREATE FUNCTION evil_text(text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS 'BEGIN PERFORM evil(); RETURN \$1; END';
+CREATE TABLE t (a integer, b text);
+INSERT INTO t SELECT i % 5, 'x' FROM generate_series(1, 20) i;"
+superuser() { q -d postgres -c "SELECT rolsuper FROM pg_roles WHERE rolname = '$OWNER'"; }
+
+# 1. a fresh installation by the database owner
+as $OWNER $NEW "CREATE EXTENSION qidrisk" >/dev/null
+as $OWNER $NEW "$HOSTILE" >/dev/null
+ok "$(q -d $NEW -c "SELECT extowner::regrole FROM pg_extension WHERE extname = 'qidrisk'")" "$OWNER" \
+	"the non-superuser database owner installed qidrisk and owns the extension"
+ok "$(q -d $NEW -c "SELECT count(*) FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk'
+	WHERE d.deptype = 'e' AND pg_identify_object(d.classid, d.objid, 0) IS NULL")" "0" \
+	"every member object can be identified"
+# every member: ALTER ... OWNER TO the installer fails with 42501
+members=$(q -d $NEW -c "SELECT i.type || '|' || i.identity FROM pg_depend d
+	JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk',
+	pg_identify_object(d.classid, d.objid, 0) AS i WHERE d.deptype = 'e' ORDER BY 1")
+failed=0
+total=0
+unexpected=
+while IFS='|' read -r type identity; do
+	case "$type" in
+		'composite type') type=type ;;
+	esac
+	total=$((total + 1))
+	got=$(as $OWNER $NEW "ALTER ${type^^} $identity OWNER TO $OWNER")
+	if [ "$got" = "ERROR 42501" ]; then
+		failed=$((failed + 1))
+	else
+		unexpected="$unexpected $type $identity: $got;"
+	fi
+done <<<"$members"
+ok "$failed of $total${unexpected}" "$total of $total" "ALTER ... OWNER TO the installer fails on every member object"
+ok "$((total > 100))" "1" "(there are $total member objects: functions, aggregates, procedures, types, the table)"
+ok "$(q -d $NEW -c "SELECT count(*) FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk'
+	WHERE d.deptype = 'e' AND d.classid = 'pg_proc'::regclass
+	AND has_function_privilege('$OWNER', d.objid, 'EXECUTE') AND (SELECT proowner FROM pg_proc WHERE oid = d.objid) = '$OWNER'::regrole")" \
+	"0" "the installer owns no function of the extension"
+# attachments to the history table (the only member table) and changes of functions and types
+for stmt in \
+	"CREATE TRIGGER x BEFORE INSERT ON qidrisk_check_history FOR EACH ROW EXECUTE FUNCTION evil_trigger()" \
+	"ALTER TABLE qidrisk_check_history ALTER COLUMN relation SET DEFAULT evil()" \
+	"ALTER TABLE qidrisk_check_history ADD COLUMN extra text DEFAULT evil()" \
+	"CREATE POLICY x ON qidrisk_check_history FOR INSERT WITH CHECK (evil_bool())" \
+	"CREATE RULE x AS ON INSERT TO qidrisk_check_history DO ALSO SELECT evil()" \
+	"CREATE INDEX x ON qidrisk_check_history (evil_text(relation))" \
+	"ALTER TABLE qidrisk_check_history ADD CONSTRAINT x CHECK (evil_bool())" \
+	"ALTER TABLE qidrisk_check_history ALTER COLUMN relation TYPE text USING relation || evil()" \
+	"ALTER TABLE qidrisk_check_history DISABLE ROW LEVEL SECURITY" \
+	"ALTER POLICY qidrisk_check_history_read ON qidrisk_check_history USING (evil_bool())" \
+	"DROP POLICY qidrisk_check_history_read ON qidrisk_check_history" \
+	"ALTER TABLE qidrisk_check_history RENAME TO x" \
+	"ALTER EXTENSION qidrisk DROP TABLE qidrisk_check_history" \
+	"CREATE OR REPLACE FUNCTION qidrisk_check_evaluate(rel regclass, qid text[], policy jsonb) RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision, passed boolean) LANGUAGE sql AS 'SELECT evil(), NULL::jsonb, 1::float8, 1::float8, true'" \
+	"ALTER FUNCTION qid_check(regclass, text[], jsonb, boolean) SECURITY DEFINER" \
+	"ALTER FUNCTION qidrisk_check_evaluate(regclass, text[], jsonb) SET search_path = public" \
+	"ALTER TYPE qid_profile ADD ATTRIBUTE x text" \
+	"ALTER AGGREGATE class_profile(VARIADIC \"any\") RENAME TO x"; do
+	ok "$(as $OWNER $NEW "$stmt")" "ERROR 42501" "the installer cannot: ${stmt:0:90}"
+done
+as $OWNER $NEW "GRANT INSERT, UPDATE, DELETE ON qidrisk_check_history TO $OWNER" >/dev/null 2>&1
+ok "$(q -d $NEW -c "SELECT has_table_privilege('$OWNER', 'qidrisk_check_history', 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER')")" \
+	"f" "nor grant itself a right to change the history"
+# a superuser records checks: nothing of the owner's runs
+q -d $NEW -c "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
+q -d $NEW -c "CALL qid_assert('t', ARRAY['a', 'b'], '{\"min_k\": 2}', record_history => true)" >/dev/null
+ok "$(q -d $NEW -c "SELECT string_agg(checked_by || ':' || passed, ',' ORDER BY checked_at) FROM qidrisk_check_history")" \
+	"$(q -d postgres -c "SELECT current_user || ':true,' || current_user || ':true'")" \
+	"a superuser records qid_check and qid_assert runs"
+ok "$(superuser)" "f" "and the installer did not become superuser"
+
+# 2. forged history: a role without SELECT on t
+ok "$(as $NOBODY $NEW "INSERT INTO qidrisk_check_history VALUES (now(), '$NOBODY', 'public.t', '{a}', '{\"min_k\": 2}', '[]', true)")" \
+	"ERROR 42501" "a role cannot INSERT a history row"
+ok "$(as $NOBODY $NEW "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)")" \
+	"ERROR 42501" "nor record a check of a table it cannot read"
+ok "$(as $NOBODY $NEW "SELECT count(*) FROM qidrisk_check_evaluate('t', ARRAY['a'], '{\"min_k\": 2}')")" \
+	"ERROR 42501" "nor evaluate one through the internal function (which records nothing anyway)"
+ok "$(as $OWNER $NEW "UPDATE qidrisk_check_history SET passed = false RETURNING 1")$(as $OWNER $NEW "DELETE FROM qidrisk_check_history RETURNING 1")" \
+	"ERROR 42501ERROR 42501" "the installer can neither change nor delete history rows"
+ok "$(q -d $NEW -c "SELECT count(*) FROM qidrisk_check_history WHERE checked_by IN ('$NOBODY', '$OWNER')")" "0" \
+	"no history row was written in their names"
+ok "$(q -d $NEW -c "SELECT string_agg(p.proname, ',') FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+	JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk' WHERE p.prosecdef")" "" \
+	"no function of the extension is SECURITY DEFINER"
+
+# 3. upgrade from 0.1.0, where the installer owned the history table
+as $OWNER $OLD "CREATE EXTENSION qidrisk VERSION '0.1.0'" >/dev/null
+as $OWNER $OLD "$HOSTILE
+GRANT SELECT ON t TO $STEWARD;
+SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true);" >/dev/null
+as $STEWARD $OLD "SELECT count(*) FROM qid_check('t', ARRAY['a', 'b'], '{\"min_k\": 5}', record_history => true)" >/dev/null
+rows_before=$(q -d $OLD -c "SELECT md5(string_agg(row(checked_at, checked_by, relation, qid, policy, results, passed)::text, ';' ORDER BY checked_at, checked_by)) || ' ' || count(*) FROM qidrisk_check_history")
+ok "$(as $OWNER $OLD "CREATE TRIGGER x BEFORE INSERT ON qidrisk_check_history FOR EACH ROW EXECUTE FUNCTION evil_trigger();
+ALTER TABLE qidrisk_check_history ALTER COLUMN relation SET DEFAULT evil();
+ALTER TABLE qidrisk_check_history ADD COLUMN extra text DEFAULT evil();
+CREATE POLICY x ON qidrisk_check_history FOR INSERT WITH CHECK (evil_bool());
+CREATE RULE x AS ON INSERT TO qidrisk_check_history DO ALSO SELECT evil();
+CREATE INDEX x ON qidrisk_check_history (evil_text(relation));
+SELECT 'planted'")" "planted" "0.1.0: the installer owns the history and plants a trigger, defaults, a policy, a rule and an index"
+ok "$(as $OWNER $OLD "ALTER EXTENSION qidrisk UPDATE TO '0.2.0'" >/dev/null; q -d $OLD -c "SELECT extversion FROM pg_extension WHERE extname = 'qidrisk'")" \
+	"0.2.0" "the owner updates the extension to 0.2.0"
+ok "$(q -d $OLD -c "SELECT md5(string_agg(row(checked_at, checked_by, relation, qid, policy, results, passed)::text, ';' ORDER BY checked_at, checked_by)) || ' ' || count(*) FROM qidrisk_check_history")" \
+	"$rows_before" "the history rows of both roles are kept exactly"
+ok "$(q -d $OLD -c "SELECT c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND c.relowner <> '$OWNER'::regrole,
+	(SELECT count(*) FROM pg_trigger WHERE tgrelid = c.oid), (SELECT count(*) FROM pg_rewrite WHERE ev_class = c.oid),
+	(SELECT string_agg(polname, ',') FROM pg_policy WHERE polrelid = c.oid), (SELECT count(*) FROM pg_attrdef WHERE adrelid = c.oid),
+	(SELECT count(*) FROM pg_index WHERE indrelid = c.oid), (SELECT count(*) FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0)
+	FROM pg_class c WHERE c.oid = 'qidrisk_check_history'::regclass")" \
+	"t|0|0|qidrisk_check_history_read|0|0|7" \
+	"afterwards the superuser owns the history; no trigger, rule, hostile policy, default, index or added column is left"
+ok "$(q -d $OLD -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'qidrisk_check_history%'"),$(q -d $OLD -c "SELECT array_length(extconfig, 1) || ':' || extconfig[1]::regclass::text FROM pg_extension WHERE extname = 'qidrisk'")" \
+	"1,1:qidrisk_check_history" "the old table is gone and the new one is the extension's only configuration table"
+q -d $OLD -c "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
+q -d $OLD -c "CALL qid_assert('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
+ok "$(q -d $OLD -c "SELECT count(*) FROM qidrisk_check_history")|$(superuser)" "4|f" \
+	"a superuser records two more checks and the installer does not become superuser"
+ok "$(as $STEWARD $OLD "SELECT string_agg(checked_by, ',') FROM qidrisk_check_history")|$(as $OWNER $OLD "SELECT count(*) FROM qidrisk_check_history")" \
+	"$STEWARD|4" "the steward still sees its own rows only, the extension's owner all of them"
+
+# 4. a column whose type the installer changed stops the update (its values are not read)
+as $OWNER $ALTERED "CREATE EXTENSION qidrisk VERSION '0.1.0'" >/dev/null
+as $OWNER $ALTERED "ALTER TABLE qidrisk_check_history ALTER COLUMN passed TYPE text" >/dev/null
+ok "$(as $OWNER $ALTERED "ALTER EXTENSION qidrisk UPDATE TO '0.2.0'")|$(q -d $ALTERED -c "SELECT extversion FROM pg_extension WHERE extname = 'qidrisk'")" \
+	"ERROR 55000|0.1.0" "an update over a history column of another type fails (55000) and leaves 0.1.0 in place"
+ok "$(superuser)" "f" "at the end the installer is still not superuser"
+echo "1..$n"
