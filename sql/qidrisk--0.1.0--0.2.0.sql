@@ -1026,3 +1026,25 @@ BEGIN
 	END IF;
 END
 $$;
+
+-- ==== weighted_risk_summary: sums in a fixed order ====
+
+-- weighted_risk returns its classes in hash-table order, which a per-query
+-- placement key makes differ from call to call; floating-point sums taken in
+-- that order differed in their last digit, so they are taken in class order.
+CREATE OR REPLACE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (sample_rows bigint, classes bigint, sample_uniques bigint,
+			   estimated_population double precision, expected_reidentifications double precision,
+			   reidentification_rate double precision, max_individual_risk double precision)
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(sum(w.sample_rows), 0)::bigint,
+		   count(*),
+		   count(*) FILTER (WHERE w.sample_rows = 1),
+		   coalesce(sum(w.estimated_population ORDER BY w.class), 0),
+		   coalesce(sum(w.sample_rows * w.individual_risk ORDER BY w.class), 0),
+		   sum(w.sample_rows * w.individual_risk ORDER BY w.class) / sum(w.sample_rows),
+		   max(w.individual_risk)
+	FROM @extschema@.weighted_risk(rel, qid, weight, method) AS w
+$$;

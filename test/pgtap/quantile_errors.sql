@@ -101,7 +101,7 @@ SELECT throws_ok($$SELECT * FROM hierarchy_generalize('patients', 'zip', 999999:
 SELECT throws_ok($$SELECT * FROM hierarchy_generalize(999999::oid::regclass, 'zip', 'places', 2)$$, '42P01',
 				 'relation with OID 999999 does not exist', 'hierarchy: a table OID that does not exist');
 SELECT throws_ok($$SELECT * FROM hierarchy_generalize('patients', 'zip', 'places', 2, parent_column => 'nope')$$, '42703',
-				 'column "nope" does not exist in public.places', 'hierarchy: unknown parent column, named');
+				 'column "nope" of relation "places" does not exist', 'hierarchy: unknown parent column, named');
 SELECT throws_like($$SELECT * FROM hierarchy_generalize('patients', 'zip', 'cyclic', max_values => 1)$$,
 				   'hierarchy public.cyclic has a cycle through "%"', 'hierarchy: the cycle is named');
 -- a cycle no value of the table reaches is no error, as before
