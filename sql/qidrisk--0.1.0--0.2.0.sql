@@ -826,7 +826,7 @@ GRANT SELECT ON @extschema@.qidrisk_check_history TO PUBLIC;
 -- SPI with the caller's rights by the C function qid_check
 CREATE FUNCTION qidrisk_check_evaluate(rel regclass, qid text[], policy jsonb)
 RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision,
-			   passed boolean)
+			   passed boolean, note text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -834,8 +834,28 @@ DECLARE
 	cols text;
 	profile @extschema@.qid_profile;
 	r record;
+	qar_columns text[];
+	why text;
 BEGIN
 	PERFORM @extschema@.qidrisk_check_validate(rel, qid, policy);
+	-- errors in max_qar_risk's columns or p are the policy's, found before any scan;
+	-- only what the data decide (an undefined risk) fails the rule alone
+	IF policy ? 'max_qar_risk' THEN
+		qar_columns := coalesce(@extschema@.qidrisk_check_names('max_qar_risk', policy -> 'max_qar_risk',
+																  'columns'::text), qid);
+		PERFORM @extschema@.qidrisk_require_columns(rel, qar_columns);
+		SELECT min(c) INTO why FROM unnest(qar_columns) AS c GROUP BY c HAVING count(*) > 1;
+		IF why IS NOT NULL THEN
+			RAISE EXCEPTION 'column "%" appears twice in policy rule max_qar_risk', why
+				USING ERRCODE = 'duplicate_column';
+		END IF;
+		IF coalesce((policy #>> '{max_qar_risk,p}')::integer, 3) > cardinality(qar_columns) THEN
+			RAISE EXCEPTION 'policy rule max_qar_risk.p must not exceed its % columns, not %',
+				cardinality(qar_columns), coalesce(policy #>> '{max_qar_risk,p}', '3 (the default)')
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Set "p" in the rule, at most the number of columns it measures.';
+		END IF;
+	END IF;
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO cols
 	FROM unnest(qid) WITH ORDINALITY AS u(c, o);
 	-- one scan serves every rule read from the class profile
@@ -846,6 +866,7 @@ BEGIN
 	FOR r IN SELECT q.rule FROM @extschema@.qid_check_rules() AS q WHERE policy ? q.rule LOOP
 		rule := r.rule;
 		setting := policy -> r.rule;
+		note := NULL;
 		CASE r.rule
 			WHEN 'min_k' THEN
 				measured := profile.k_anonymity;
@@ -875,14 +896,23 @@ BEGIN
 				threshold := (setting ->> 'k')::double precision;
 				passed := measured IS NULL OR measured >= threshold;
 			WHEN 'max_qar_risk' THEN
-				SELECT q.risk INTO measured
-				FROM @extschema@.qar_risk(rel,
-										  coalesce(@extschema@.qidrisk_check_names(r.rule, setting, 'columns'::text), qid),
-										  coalesce((setting ->> 'p')::integer, 3),
-										  coalesce((setting ->> 'alpha')::double precision, 0.01::double precision),
-										  coalesce((setting ->> 'pi_u')::double precision, 0.05::double precision)) AS q;
 				threshold := (setting ->> 'max')::double precision;
-				passed := measured <= threshold;
+				BEGIN
+					SELECT q.risk INTO measured
+					FROM @extschema@.qar_risk(rel,
+											  coalesce(@extschema@.qidrisk_check_names(r.rule, setting, 'columns'::text), qid),
+											  coalesce((setting ->> 'p')::integer, 3),
+											  coalesce((setting ->> 'alpha')::double precision, 0.01::double precision),
+											  coalesce((setting ->> 'pi_u')::double precision, 0.05::double precision)) AS q;
+					passed := measured <= threshold;
+				EXCEPTION WHEN invalid_parameter_value THEN
+					-- the settings are valid, so the data leave the risk undefined: this rule
+					-- fails, the others are still measured
+					GET STACKED DIAGNOSTICS note = MESSAGE_TEXT, why = PG_EXCEPTION_DETAIL;
+					note := note || coalesce(' (' || rtrim(why, '.') || ')', '');
+					measured := NULL;
+					passed := false;
+				END;
 		END CASE;
 		RETURN NEXT;
 	END LOOP;
@@ -891,6 +921,9 @@ $$;
 COMMENT ON FUNCTION qidrisk_check_evaluate(regclass, text[], jsonb) IS
 'internal: the rules of a qid_check policy evaluated with the caller''s rights, one row per rule; records nothing';
 
+-- The result columns stay those of 0.1.0 (users' views depend on them): a rule
+-- the data leave unmeasurable shows measured NULL and passed false, and its
+-- reason comes as a WARNING, in the history row and in qid_assert's detail
 CREATE OR REPLACE FUNCTION qid_check(rel regclass, qid text[], policy jsonb, record_history boolean DEFAULT false)
 RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision,
 			   passed boolean)
@@ -898,6 +931,52 @@ AS 'MODULE_PATHNAME', 'qidrisk_qid_check'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION qid_check(regclass, text[], jsonb, boolean) IS
 'check a table or view against a publication policy: one row per rule (measured, threshold, passed); record_history => true also appends the run to qidrisk_check_history';
+
+-- qid_check with the note of each rule as a column, for qid_assert
+CREATE FUNCTION qidrisk_check_run(rel regclass, qid text[], policy jsonb, record_history boolean)
+RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision,
+			   passed boolean, note text)
+AS 'MODULE_PATHNAME', 'qidrisk_qid_check'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION qidrisk_check_run(regclass, text[], jsonb, boolean) IS
+'internal: qid_check with a note column saying why a rule could not be measured';
+
+-- ==== qid_assert: a hint where it cannot commit, no internal context, every setting in the detail ====
+
+-- The QR001 message and detail of a check, no row when every rule passes
+CREATE FUNCTION qidrisk_check_report(rel regclass, qid text[], policy jsonb, record_history boolean)
+RETURNS TABLE (message text, detail text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT format('qidrisk policy check failed for %s: %s', rel, string_agg(c.rule, ', ' ORDER BY c.o)),
+		   string_agg(CASE WHEN c.note IS NOT NULL THEN format('%s: %s.', c.rule, c.note)
+						   ELSE format('%s%s: measured %s, threshold %s.', c.rule,
+									   -- the settings besides the threshold, such as the k of max_rows_below_k
+									   (SELECT ' (' || string_agg(format('%s = %s', e.key, e.value), ', ' ORDER BY e.key) || ')'
+										FROM jsonb_each(CASE WHEN jsonb_typeof(c.setting) <> 'object' THEN '{}'
+															 WHEN c.rule = 'min_kmap' THEN c.setting - 'k'
+															 ELSE c.setting - 'max' END) AS e),
+									   coalesce(c.measured::text, 'nothing'), c.threshold) END,
+					  ' ' ORDER BY c.o)
+	FROM @extschema@.qidrisk_check_run(rel, qid, policy, record_history)
+		 WITH ORDINALITY AS c(rule, setting, measured, threshold, passed, note, o)
+	WHERE NOT c.passed
+	HAVING count(*) > 0
+$$;
+COMMENT ON FUNCTION qidrisk_check_report(regclass, text[], jsonb, boolean) IS
+'internal: the QR001 message and detail of a qid_check run, no row when every rule passes';
+
+DROP PROCEDURE qid_assert(regclass, text[], jsonb, boolean);
+DROP FUNCTION qidrisk_check_raise(regclass, jsonb);
+DROP FUNCTION qidrisk_check_failures(regclass, text[], jsonb, boolean);
+
+-- In C: it sees whether its CALL may commit, and raises with no context of its own
+CREATE PROCEDURE qid_assert(rel regclass, qid text[], policy jsonb, record_history boolean DEFAULT false)
+AS 'MODULE_PATHNAME', 'qidrisk_qid_assert'
+LANGUAGE C;
+COMMENT ON PROCEDURE qid_assert(regclass, text[], jsonb, boolean) IS
+'raise SQLSTATE QR001 naming the failed rules when a table breaks its publication policy; record_history => true records the run and commits it first (needs a CALL outside a transaction block)';
 
 -- ==== hierarchy_generalize: linear in the distinct values, clear errors ====
 

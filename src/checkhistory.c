@@ -17,11 +17,13 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "nodes/parsenodes.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -33,8 +35,9 @@
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_check);
+PG_FUNCTION_INFO_V1(qidrisk_qid_assert);
 
-#define CHECK_COLUMNS 5
+#define CHECK_COLUMNS 6
 
 /* Insert the history row of a run as the history table's owner */
 static void
@@ -112,6 +115,7 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	Datum		args[3];
 	char		argnulls[3];
 	bool		record;
+	bool		with_note;
 	bool		passed = true;
 	StringInfoData results;
 	int			rc;
@@ -123,9 +127,10 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	}
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != CHECK_COLUMNS)
-		elog(ERROR, "qid_check: expected %d result columns, not %d", CHECK_COLUMNS,
-			 rsinfo->setDesc->natts);
+	/* qid_check has 0.1.0's five columns; qidrisk_check_run adds the note */
+	with_note = rsinfo->setDesc->natts == CHECK_COLUMNS;
+	if (rsinfo->setDesc->natts != CHECK_COLUMNS && rsinfo->setDesc->natts != CHECK_COLUMNS - 1)
+		elog(ERROR, "qid_check: unexpected %d result columns", rsinfo->setDesc->natts);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "qid_check: SPI_connect failed");
 
@@ -143,9 +148,11 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	record = PG_GETARG_BOOL(3);
 
 	/* the evaluation, as the caller; the last column is the row's entry in results */
-	rc = SPI_execute_with_args(psprintf("SELECT e.rule, e.setting, e.measured, e.threshold, e.passed, "
+	rc = SPI_execute_with_args(psprintf("SELECT e.rule, e.setting, e.measured, e.threshold, e.passed, e.note, "
 										"pg_catalog.jsonb_build_object('rule', e.rule, 'setting', e.setting, "
 										"'measured', e.measured, 'threshold', e.threshold, 'passed', e.passed) "
+										"OPERATOR(pg_catalog.||) CASE WHEN e.note IS NULL THEN '{}'::pg_catalog.jsonb "
+										"ELSE pg_catalog.jsonb_build_object('note', e.note) END "
 										"FROM %s.qidrisk_check_evaluate($1, $2, $3) AS e", schema),
 							   3, argtypes, args, argnulls, false, 0);
 	if (rc != SPI_OK_SELECT || SPI_tuptable->tupdesc->natts != CHECK_COLUMNS + 1)
@@ -162,6 +169,11 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		heap_deform_tuple(tuple, SPI_tuptable->tupdesc, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (!with_note && !nulls[5])
+			ereport(WARNING,
+					(errmsg("policy rule %s could not be measured: %s",
+							TextDatumGetCString(values[0]), TextDatumGetCString(values[5])),
+					 errdetail("The rule is reported as failed, with measured NULL.")));
 		/* a rule whose result is NULL has not failed, as before */
 		if (!nulls[4] && !DatumGetBool(values[4]))
 			passed = false;
@@ -180,4 +192,72 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 					DirectFunctionCall1(jsonb_in, CStringGetDatum(results.data)), passed);
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * CALL qid_assert(rel, qid, policy, record_history): silent when every rule
+ * of the policy holds, else SQLSTATE QR001 naming the failed rules.  With
+ * record_history => true the history row is committed before the error, so a
+ * failing night stays on record; that needs a CALL allowed to commit, which a
+ * procedure in C can see before it evaluates anything.
+ */
+Datum
+qidrisk_qid_assert(PG_FUNCTION_ARGS)
+{
+	Oid			namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
+	const char *schema = quote_identifier(get_namespace_name(namespace));
+	bool		atomic = !(fcinfo->context && IsA(fcinfo->context, CallContext)) ||
+		((CallContext *) fcinfo->context)->atomic;
+	bool		record = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	Oid			argtypes[4] = {REGCLASSOID, TEXTARRAYOID, JSONBOID, BOOLOID};
+	Datum		args[4];
+	char		argnulls[4];
+	char	   *message = NULL;
+	char	   *detail = NULL;
+	int			rc;
+
+	/* the call's memory outlives a commit of a non-atomic CALL, as PL/pgSQL's does */
+	MemoryContext callcxt = CurrentMemoryContext;
+
+	if (record && (atomic || IsSubTransaction()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("qid_assert cannot commit the history row %s",
+						IsSubTransaction() ? "inside a subtransaction (a block with an EXCEPTION clause, or a savepoint)" :
+						IsTransactionBlock() ? "inside a transaction block" :
+						"from a function or another context that cannot commit"),
+				 errdetail("With record_history => true it commits the row of the run before it raises QR001, "
+						   "so that a failing run stays on record."),
+				 errhint("CALL it at top level outside BEGIN ... COMMIT, or inside the transaction use "
+						 "SELECT * FROM qid_check(..., record_history => true), whose row commits with the transaction.")));
+
+	for (int i = 0; i < 4; i++)
+	{
+		args[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		argnulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+	if (SPI_connect_ext(atomic ? 0 : SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "qid_assert: SPI_connect failed");
+	rc = SPI_execute_with_args(psprintf("SELECT r.message, r.detail FROM %s.qidrisk_check_report($1, $2, $3, $4) AS r",
+										schema),
+							   4, argtypes, args, argnulls, false, 0);
+	if (rc != SPI_OK_SELECT || SPI_tuptable->tupdesc->natts != 2)
+		elog(ERROR, "qid_assert: the check returned %s", SPI_result_code_string(rc));
+	if (SPI_processed > 0)
+	{
+		/* copied out of SPI's memory, which the commit and SPI_finish release */
+		message = MemoryContextStrdup(callcxt, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		detail = MemoryContextStrdup(callcxt, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+	}
+	if (record)
+		SPI_commit();
+	SPI_finish();
+
+	if (message != NULL)
+		ereport(ERROR,
+				(errcode(MAKE_SQLSTATE('Q', 'R', '0', '0', '1')),
+				 errmsg_internal("%s", message),
+				 errdetail_internal("%s", detail),
+				 errhint("qid_check() with the same arguments lists every rule.")));
+	PG_RETURN_VOID();
 }

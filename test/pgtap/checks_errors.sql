@@ -9,7 +9,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(76 + 13);
+SELECT plan(76 + 18);
 
 CREATE TABLE people (age integer, zip text);
 INSERT INTO people SELECT 20 + i % 5, 'z' || i % 3 FROM generate_series(1, 60) i;
@@ -107,9 +107,8 @@ FROM (VALUES
 	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": [null]}}', '22023'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": ["nope"]}}', '42703'),
 	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": ["age", "age"]}}', '42701'),
-	-- an undefined risk (one 3-column subset) is an error, never a pass
-	($$'people'$$, $$ARRAY['age', 'zip']$$, '{"max_qar_risk": {"max": 1, "p": 2}}', '22023'),
-	($$'empty_t'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "p": 1}}', '22023')
+	($$'people'$$, $$ARRAY['age']$$, '{"max_qar_risk": {"max": 0.5, "columns": ["age", "nope"], "p": 5}}', '42703'),
+	($$'people'$$, $$ARRAY['age', 'zip']$$, '{"max_qar_risk": {"max": 0.5, "columns": ["zip", "age", "zip"], "p": 1}}', '42701')
 ) AS c(rel, qid, policy, code);
 
 SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_k": 2}', NULL)$$, '22004', NULL,
@@ -136,6 +135,29 @@ SELECT throws_ok($$SELECT * FROM qid_check('people', ARRAY['age'], '{"min_k": 0}
 				 'policy rule min_k must be a whole number at least 1, not 0', 'the message names the rule and the bad value');
 SELECT is((SELECT count(*) FROM qid_check('people', ARRAY['age', 'zip'], '{"min_k": 2}')), 1::bigint,
 		  'qid_check still works after the errors');
+
+-- An undefined QaR risk is decided by the data, not the policy: that rule
+-- fails (its reason in a WARNING, the history and QR001's detail), never
+-- passes, and the others are measured
+SET client_min_messages = error;
+SELECT results_eq($$SELECT rule, measured, passed
+					FROM qid_check('people', ARRAY['age', 'zip'], '{"min_k": 2, "max_qar_risk": {"max": 1, "p": 2}}')$$,
+				  $$VALUES ('min_k', 4::float8, true), ('max_qar_risk', NULL, false)$$,
+				  'an undefined QaR risk (one 2-column subset) fails its rule alone, measured NULL');
+SELECT results_eq($$SELECT rule, measured, passed
+					FROM qid_check('empty_t', ARRAY['age'], '{"min_k": 5, "max_qar_risk": {"max": 0.5, "p": 1}}')$$,
+				  $$VALUES ('min_k', NULL::float8, true), ('max_qar_risk', NULL, false)$$,
+				  'an empty table passes min_k but fails max_qar_risk, whose risk it leaves undefined');
+SELECT throws_ok($$CALL qid_assert('people', ARRAY['age', 'zip'], '{"min_k": 2, "max_qar_risk": {"max": 1, "p": 2}}')$$,
+				 'QR001', 'qidrisk policy check failed for public.people: max_qar_risk',
+				 'qid_assert raises QR001 for an undefined QaR risk, naming that rule');
+SELECT is((SELECT count(*) FROM qid_check('people', ARRAY['age', 'zip'],
+											'{"min_k": 2, "max_qar_risk": {"max": 1, "p": 2}}', true)), 2::bigint,
+		  'a check with an undefined QaR risk is recorded');
+SELECT is((SELECT array_agg(results -> 1 ->> 'note' LIKE 'QaR risk is undefined%') FROM qidrisk_check_history
+		   WHERE policy ? 'max_qar_risk'), ARRAY[true],
+		  'the history row keeps the note of the rule that could not be measured');
+SET client_min_messages = warning;
 
 DROP OWNED BY qidrisk_e_nocensus;
 DROP ROLE qidrisk_e_nocensus;

@@ -29,28 +29,26 @@ SELECT is((SELECT array_agg(sig) FROM ext_proc WHERE prosecdef), NULL, 'no funct
 SELECT is((SELECT count(*) FROM ext_proc WHERE lang NOT IN ('c', 'internal', 'sql', 'plpgsql')), 0::bigint,
 		  'functions are written in C, SQL or PL/pgSQL only');
 
--- 2. every SQL and PL/pgSQL routine pins search_path, except qid_assert (a SET
--- clause forbids COMMIT) and qid_anonymize_into (it resolves the caller's table
--- names with the caller's search_path); their bodies name only schema-qualified
--- objects
+-- 2. every SQL and PL/pgSQL routine pins search_path, except qid_anonymize_into
+-- (it resolves the caller's table names with the caller's search_path), whose
+-- body names only schema-qualified objects; qid_assert is C, so it can commit
 SELECT is((SELECT array_agg(sig ORDER BY sig) FROM ext_proc
 		   WHERE lang IN ('sql', 'plpgsql')
 		   AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, pg_temp' = ANY (proconfig))),
-		  ARRAY['qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text)',
-				'qid_assert(regclass,text[],jsonb,boolean)'],
-		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_assert and qid_anonymize_into do not');
+		  ARRAY['qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text)'],
+		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_anonymize_into does not');
 SELECT is((SELECT array_agg(m[1]) FROM ext_proc,
 		   regexp_matches(prosrc, '([A-Za-z_][A-Za-z_0-9.]*)\s*\(', 'g') AS m
-		   WHERE name IN ('qid_assert', 'qid_anonymize_into') AND m[1] NOT LIKE '%.%'),
-		  NULL, 'qid_assert and qid_anonymize_into call only schema-qualified functions');
+		   WHERE name = 'qid_anonymize_into' AND m[1] NOT LIKE '%.%'),
+		  NULL, 'qid_anonymize_into calls only schema-qualified functions');
 
 -- 3. volatility: anything that reads a table is STABLE or VOLATILE.  Readers
 -- are found in the bodies (EXECUTE, FROM a relation or catalog, or a call of
 -- another reader) and must include the known list.
 CREATE TEMP TABLE readers AS
 WITH RECURSIVE r(oid) AS (
-	-- qid_check is C: it reads through qidrisk_check_evaluate
-	SELECT oid FROM ext_proc WHERE name = 'qid_check'
+	-- qid_check, qidrisk_check_run and qid_assert are C: they read through qidrisk_check_evaluate
+	SELECT oid FROM ext_proc WHERE name IN ('qid_check', 'qidrisk_check_run', 'qid_assert')
 	UNION
 	SELECT oid FROM ext_proc
 	WHERE lang IN ('sql', 'plpgsql')
@@ -65,13 +63,13 @@ WITH RECURSIVE r(oid) AS (
 SELECT e.sig, e.name, e.provolatile FROM r JOIN ext_proc e USING (oid);
 SELECT is((SELECT array_agg(n ORDER BY n) FROM unnest(ARRAY['column_distinct_counts', 'distinct_product',
 		  'column_budgets', 'hierarchy_generalize', 'qid_check', 'qidrisk_check_evaluate', 'qidrisk_check_validate',
-		  'qidrisk_check_failures', 'qid_assert']) n
+		  'qidrisk_check_report', 'qid_assert']) n
 		   WHERE n NOT IN (SELECT name FROM readers)), NULL,
 		  'the scan of function bodies finds every known table-reading function');
 SELECT is((SELECT array_agg(sig) FROM readers WHERE provolatile = 'i'), NULL,
 		  'no function that reads a table or catalog is IMMUTABLE');
-SELECT is((SELECT array_agg(sig) FROM ext_proc WHERE name IN ('qid_check', 'qidrisk_check_failures',
-		   'qidrisk_check_raise', 'qid_assert') AND provolatile <> 'v'), NULL,
+SELECT is((SELECT array_agg(sig) FROM ext_proc WHERE name IN ('qid_check', 'qidrisk_check_run',
+		   'qidrisk_check_report', 'qid_assert') AND provolatile <> 'v'), NULL,
 		  'functions that may write history or raise for a check are VOLATILE');
 
 -- Run one statement as a role; the SQLSTATE it raised, or its result as text

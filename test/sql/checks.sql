@@ -38,6 +38,19 @@ BEGIN;
 CALL qid_assert('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
 ROLLBACK;
 SELECT count(*) FROM qidrisk_check_history;
+-- nor inside a block with an exception handler, nor from a function
+DO $$
+BEGIN
+	CALL qid_assert('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
+EXCEPTION WHEN invalid_transaction_termination THEN
+	RAISE NOTICE '%', SQLERRM;
+END
+$$;
+SELECT count(*) FROM qidrisk_check_history;
+-- QR001 carries no context of qidrisk's own, and its detail every setting of a failed rule
+\set SHOW_CONTEXT errors
+CALL qid_assert('licences', ARRAY['birth_year', 'sex', 'ZIP code'], '{"max_rows_below_k": {"k": 50, "max": 0}, "min_k": 2}');
+\set SHOW_CONTEXT never
 TRUNCATE qidrisk_check_history;
 -- k-map against a population table (here a census of counts, in the checked table's schema)
 CREATE TABLE census AS
@@ -67,6 +80,10 @@ FROM qid_check('survey', ARRAY['a', 'b', 'c', 'd', 'e', 'f'], '{"max_qar_risk": 
 -- "columns" names the candidates when they differ from the QID
 SELECT rule, passed FROM qid_check('survey', ARRAY['a'],
 	'{"max_qar_risk": {"max": 0.01, "columns": ["a", "b", "c", "d", "e", "f"], "p": 2, "pi_u": 0.3}}');
+-- an undefined risk fails its own rule, with the reason; the other rules are measured
+SELECT * FROM qid_check('survey', ARRAY['a', 'b'], '{"min_k": 2, "max_qar_risk": {"max": 0.5, "p": 1}}');
+-- a p beyond the columns is the policy's error, raised before any scan
+SELECT * FROM qid_check('survey', ARRAY['a', 'b'], '{"min_k": 2, "max_qar_risk": {"max": 0.5}}');
 SELECT * FROM qid_check('licences', ARRAY['sex'], '{"max_qar_risk": {"max": 1.5}}');
 SELECT * FROM qid_check('licences', ARRAY['sex'], '{"max_qar_risk": {"max": 0.5, "columns": "sex"}}');
 DROP TABLE census, census2, survey;
