@@ -5,6 +5,7 @@
 # non-superuser steward schedules a passing and a failing qid_assert; after one
 # run of each, pg_cron's run details and both history rows are there.
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 if [ -n "${PG_CONFIG:-}" ]; then
 	PATH="$("$PG_CONFIG" --bindir):$PATH"
 fi
@@ -12,16 +13,6 @@ bindir=$(pg_config --bindir)
 sharedir=$(pg_config --sharedir)
 # the cluster is reached over its own socket as the operating system's postgres user
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGSYSCONFDIR
-n=0
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
-	fi
-}
 if ! [ -f "$sharedir/extension/pg_cron.control" ]; then
 	echo "1..1"
 	echo "not ok 1 - pg_cron is installed for $(pg_config --version) (test/setup.sh installs it)"

@@ -10,24 +10,15 @@
 # before any change; the server must never restart.
 # Uses the server in PGHOST/PGPORT/PGUSER (a superuser).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 if [ -n "${PG_CONFIG:-}" ]; then
 	PATH="$("$PG_CONFIG" --bindir):$PATH"
 fi
 DB=qidrisk_ops_race
 ROUNDS=${DDL_RACE_ROUNDS:-240}
 tmp=$(mktemp -d)
-n=0
 
 q() { psql -X -qAt -v ON_ERROR_STOP=1 -d $DB "$@"; }
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
-	fi
-}
 cleanup() {
 	psql -X -qAt -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
 	rm -rf "$tmp"

@@ -9,6 +9,7 @@
 # roles through SET ROLE (pg_dump/pg_restore --role), so they need no login
 # (pg_virtualenv's clusters ask for passwords).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 # pg_dump and pg_restore of the installation under test, when it is named
 if [ -n "${PG_CONFIG:-}" ]; then
 	PATH="$("$PG_CONFIG" --bindir):$PATH"
@@ -20,25 +21,7 @@ SRC=qidrisk_ops_src
 DST=qidrisk_ops_dst
 PLAIN=qidrisk_ops_plain
 LIFE=qidrisk_ops_life
-n=0
 
-q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
-# as ROLE DB psql-arguments...: run psql commands as a role, through SET ROLE
-as() {
-	local role=$1 db=$2
-	shift 2
-	q -d "$db" -c "SET ROLE $role" "$@"
-}
-# ok GOT WANT DESCRIPTION
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
-	fi
-}
 cleanup() {
 	for db in $SRC $DST $PLAIN $LIFE; do
 		q -d postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null

@@ -11,18 +11,8 @@
 # serialized path fails here.
 # Uses the server in PGHOST/PGPORT/PGUSER.
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 DB=qidrisk_ops_handover
-n=0
-q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
-	fi
-}
 cleanup() { q -d postgres -c "DROP DATABASE IF EXISTS $DB" 2>/dev/null; }
 cleanup
 trap cleanup EXIT

@@ -14,15 +14,14 @@
 # Uses the server in PGHOST/PGPORT/PGUSER (a superuser); roles are taken with
 # SET ROLE, so they need no login.
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 OWNER=qidrisk_tr_owner
 NOBODY=qidrisk_tr_nobody
 STEWARD=qidrisk_tr_steward
 NEW=qidrisk_tr_new
 OLD=qidrisk_tr_old
 ALTERED=qidrisk_tr_altered
-n=0
 
-q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 # as ROLE DB SQL: run one statement as a role; prints its output, or
 # "ERROR <SQLSTATE>" when it fails
 as() {
@@ -31,16 +30,6 @@ as() {
 		echo "$out"
 	else
 		echo "$out" | sed -n 's/^.*ERROR:  \([0-9A-Z]\{5\}\).*$/ERROR \1/p' | head -1
-	fi
-}
-# ok GOT WANT DESCRIPTION
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		printf '#   got: %s\n#  want: %s\n' "$1" "$2"
 	fi
 }
 cleanup() {

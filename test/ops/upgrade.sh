@@ -15,26 +15,11 @@
 # Uses the server in PGHOST/PGPORT/PGUSER (a superuser); acts as the other
 # roles through SET ROLE.
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 OWNER=qidrisk_upg_owner
 STEWARD=qidrisk_upg_steward
 FRESH=qidrisk_upg_fresh
-n=0
 
-q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
-as() {
-	local role=$1 db=$2
-	shift 2
-	q -d "$db" -c "SET ROLE $role" "$@"
-}
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		diff <(printf '%s\n' "$2") <(printf '%s\n' "$1") | head -40 | sed 's/^/#   /'
-	fi
-}
 
 default=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'qidrisk'")
 # the earlier versions, oldest first, each one's path to the default version
