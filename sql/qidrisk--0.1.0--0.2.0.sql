@@ -1164,3 +1164,60 @@ END
 $$;
 COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
 'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
+
+-- ==== l-diversity and t-closeness aggregates over a QID ====
+
+-- They count (class, sensitive value) pairs in the frequency state of the
+-- k_anonymity family, so partial states combine, serialize and spill alike.
+CREATE FUNCTION qidrisk_diversity_transfn(internal, anyelement, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_l_diversity_final(internal)
+RETURNS bigint
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_entropy_l_diversity_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_t_closeness_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE l_diversity(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_l_diversity_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE entropy_l_diversity(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_entropy_l_diversity_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE t_closeness(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_t_closeness_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE l_diversity(anyelement, VARIADIC "any") IS
+'distinct l-diversity: the fewest distinct sensitive values in a class of the QID (NULL is a value; NULL for no rows)';
+COMMENT ON AGGREGATE entropy_l_diversity(anyelement, VARIADIC "any") IS
+'entropy l-diversity: exp of the least entropy (natural log) of the sensitive values in a class of the QID';
+COMMENT ON AGGREGATE t_closeness(anyelement, VARIADIC "any") IS
+'t-closeness with equal distance: the largest half L1 distance between a class''s sensitive distribution and the table''s';
