@@ -846,6 +846,7 @@ DECLARE
 	r record;
 BEGIN
 	PERFORM @extschema@.qidrisk_check_validate(rel, qid, policy);
+	PERFORM @extschema@.qidrisk_check_diversity_validate(rel, policy);
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO cols
 	FROM unnest(qid) WITH ORDINALITY AS u(c, o);
 	-- one scan serves every rule read from the class profile
@@ -893,6 +894,9 @@ BEGIN
 										  coalesce((setting ->> 'pi_u')::double precision, 0.05::double precision)) AS q;
 				threshold := (setting ->> 'max')::double precision;
 				passed := measured <= threshold;
+			WHEN 'min_l', 'max_t' THEN
+				SELECT d.measured, d.threshold, d.passed INTO measured, threshold, passed
+				FROM @extschema@.qidrisk_check_diversity(rel, qid, r.rule, setting) AS d;
 		END CASE;
 		RETURN NEXT;
 	END LOOP;
@@ -1221,3 +1225,104 @@ COMMENT ON AGGREGATE entropy_l_diversity(anyelement, VARIADIC "any") IS
 'entropy l-diversity: exp of the least entropy (natural log) of the sensitive values in a class of the QID';
 COMMENT ON AGGREGATE t_closeness(anyelement, VARIADIC "any") IS
 't-closeness with equal distance: the largest half L1 distance between a class''s sensitive distribution and the table''s';
+
+-- ==== qid_check: min_l and max_t ====
+
+CREATE OR REPLACE FUNCTION qid_check_rules()
+RETURNS TABLE (rule text, setting text, description text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT r.rule, r.setting, r.description
+	FROM (VALUES
+		(1, 'min_k', 'whole number >= 1',
+		 'k-anonymity level (smallest class size) must be at least this'),
+		(2, 'max_singleton_share', 'number in [0, 1]',
+		 'share of rows alone in their class must be at most this'),
+		(3, 'max_rows_below_k', '{"k": whole number >= 1, "max": number >= 0}',
+		 'rows in classes smaller than k must be at most max'),
+		(4, 'max_birthday_uniqueness', '{"group_size": whole number >= 1, "max": number in [0, 1]}',
+		 'probability that group_size people drawn from the table''s QID distribution are all distinct must be at most max'),
+		(5, 'min_kmap', '{"population": table name, "k": whole number >= 1, "weight": column name (optional), "population_qid": array of column names (optional)}',
+		 'k-map value against the population table (smallest population count of a QID class, see kmap_count) must be at least k'),
+		(6, 'max_qar_risk', '{"max": number in [0, 1], "columns": array of column names (optional, default the QID), "p": whole number >= 1 (default 3), "alpha": number in (0, 1) (default 0.01), "pi_u": number in (0, 1) (default 0.05)}',
+		 'QaR dataset risk T(p, alpha) over the p-column subsets of the columns (see qar_risk) must be at most max'),
+		(7, 'min_l', '{"sensitive": column name, "l": whole number >= 1, "model": "distinct" or "entropy" (optional, default distinct)}',
+		 'l-diversity of the sensitive column (fewest distinct values of a class, see l_diversity; or exp of the least class entropy, see entropy_l_diversity) must be at least l'),
+		(8, 'max_t', '{"sensitive": column name, "max": number in [0, 1]}',
+		 't-closeness of the sensitive column (largest equal-distance EMD between a class and the table, see t_closeness) must be at most max')
+	) AS r(o, rule, setting, description)
+	ORDER BY r.o
+$$;
+
+-- Reject a bad min_l or max_t setting before any scan (qidrisk_check_validate
+-- has already checked that it is an object)
+CREATE FUNCTION qidrisk_check_diversity_validate(rel regclass, policy jsonb)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	rule text;
+	s jsonb;
+BEGIN
+	FOREACH rule IN ARRAY ARRAY['min_l', 'max_t'] LOOP
+		CONTINUE WHEN NOT policy ? rule;
+		s := policy -> rule;
+		IF EXISTS (SELECT 1 FROM jsonb_object_keys(s) AS k
+				   WHERE k <> ALL (CASE rule WHEN 'min_l' THEN ARRAY['sensitive', 'l', 'model']
+										ELSE ARRAY['sensitive', 'max'] END)) THEN
+			RAISE EXCEPTION 'policy rule % has an unknown setting in %', rule, s
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
+		END IF;
+		IF jsonb_typeof(s -> 'sensitive') IS DISTINCT FROM 'string' THEN
+			RAISE EXCEPTION 'policy rule %.sensitive must be a column name, not %', rule,
+				coalesce((s -> 'sensitive')::text, 'missing')
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		PERFORM @extschema@.qidrisk_require_columns(rel, ARRAY[s ->> 'sensitive']);
+		IF rule = 'min_l' THEN
+			PERFORM @extschema@.qidrisk_check_number(rule, s, 'l', 1, 'Infinity', true);
+			IF s ? 'model' AND (s -> 'model') NOT IN ('"distinct"', '"entropy"') THEN
+				RAISE EXCEPTION 'policy rule min_l.model must be "distinct" or "entropy", not %', s -> 'model'
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+		ELSE
+			PERFORM @extschema@.qidrisk_check_number(rule, s, 'max', 0, 1, false);
+		END IF;
+	END LOOP;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_diversity_validate(regclass, jsonb) IS
+'internal: validate the min_l and max_t settings of a qid_check policy';
+
+-- Measure a min_l or max_t rule: one scan with l_diversity, entropy_l_diversity
+-- or t_closeness; a table with no rows passes
+CREATE FUNCTION qidrisk_check_diversity(rel regclass, qid text[], rule text, setting jsonb,
+										OUT measured double precision, OUT threshold double precision,
+										OUT passed boolean)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	agg text := CASE WHEN rule = 'max_t' THEN 't_closeness'
+					 WHEN setting ->> 'model' = 'entropy' THEN 'entropy_l_diversity'
+					 ELSE 'l_diversity' END;
+BEGIN
+	EXECUTE format('SELECT @extschema@.%s(%I, %s)::pg_catalog.float8 FROM %s', agg, setting ->> 'sensitive',
+				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY AS u(c, o)),
+				   rel)
+	INTO measured;
+	IF rule = 'max_t' THEN
+		threshold := (setting ->> 'max')::double precision;
+		passed := measured IS NULL OR measured <= threshold;
+	ELSE
+		threshold := (setting ->> 'l')::double precision;
+		-- entropy l: the tolerance qid_lattice allows (exp(H) is rounded)
+		passed := measured IS NULL OR measured >= threshold * (1 - 1e-9);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_diversity(regclass, text[], text, jsonb) IS
+'internal: measure the min_l or max_t rule of qid_check';
