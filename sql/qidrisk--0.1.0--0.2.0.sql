@@ -62,6 +62,7 @@ DECLARE
 	orig text;
 	cuts text;
 	means text;
+	singles jsonb;
 	map_rel regclass;
 	from_col text;
 	to_col text;
@@ -236,7 +237,13 @@ BEGIN
 			EXECUTE format('SELECT @extschema@.quantile_cuts(%I, %s)::text FROM %s WHERE %s',
 						   col, k, rel, filter) INTO cuts;
 			IF kinds[1] = 'range' THEN
-				g := format('@extschema@.quantile_bucket_label(b.%I, %L::%s[])', col, cuts, coltype);
+				-- a range holding one value keeps that value (as text): it changes
+				-- nothing, so it modifies no row; values equal under the type's
+				-- equality (1.0, 1.00) all take the first text, as one class
+				EXECUTE format('SELECT pg_catalog.jsonb_object_agg(s.b, s.v) FROM (SELECT @extschema@.quantile_bucket(%1$I, %2$L::%3$s[]) AS b, pg_catalog.min(%1$I::pg_catalog.text COLLATE "C") AS v FROM %4$s WHERE (%5$s) AND %1$I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(DISTINCT %1$I) OPERATOR(pg_catalog.=) 1) s',
+							   col, cuts, coltype, rel, filter) INTO singles;
+				g := format('COALESCE(%L::pg_catalog.jsonb OPERATOR(pg_catalog.->>) @extschema@.quantile_bucket(b.%I, %L::%s[])::pg_catalog.text, @extschema@.quantile_bucket_label(b.%I, %L::%s[]))',
+							coalesce(singles, '{}'), col, cuts, coltype, col, cuts, coltype);
 				orig := format('b.%I::text', col);
 			ELSE
 				EXECUTE format('SELECT @extschema@.quantile_means(%I, %L::%s[])::text FROM %s WHERE %s',
@@ -253,8 +260,11 @@ BEGIN
 			mods := mods || format('(%s IS DISTINCT FROM %s)', g, orig);
 		END IF;
 	END LOOP;
-	RETURN format('SELECT %s, (%s) AS qidrisk_modified FROM (%s) b%s',
-				  array_to_string(exprs, ', '), array_to_string(mods, ' OR '), base, joins);
+	-- modified: a row with a changed value; changed: its values that changed
+	RETURN format('SELECT %s, (%s) AS qidrisk_modified, (%s) AS qidrisk_changed FROM (%s) b%s',
+				  array_to_string(exprs, ', '), array_to_string(mods, ' OR '),
+				  (SELECT string_agg(format('%s::pg_catalog.int4', m), ' OPERATOR(pg_catalog.+) ') FROM unnest(mods) m),
+				  base, joins);
 END
 $$;
 -- ==== numbers: keyed sampling of the approximate aggregates ====
@@ -856,6 +866,7 @@ BEGIN
 					  HINT = 'Set "p" in the rule, at most the number of columns it measures.';
 		END IF;
 	END IF;
+	PERFORM @extschema@.qidrisk_check_diversity_validate(rel, policy);
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO cols
 	FROM unnest(qid) WITH ORDINALITY AS u(c, o);
 	-- one scan serves every rule read from the class profile
@@ -913,6 +924,9 @@ BEGIN
 					measured := NULL;
 					passed := false;
 				END;
+			WHEN 'min_l', 'max_t' THEN
+				SELECT d.measured, d.threshold, d.passed INTO measured, threshold, passed
+				FROM @extschema@.qidrisk_check_diversity(rel, qid, r.rule, setting) AS d;
 		END CASE;
 		RETURN NEXT;
 	END LOOP;
@@ -956,6 +970,7 @@ AS $$
 									   (SELECT ' (' || string_agg(format('%s = %s', e.key, e.value), ', ' ORDER BY e.key) || ')'
 										FROM jsonb_each(CASE WHEN jsonb_typeof(c.setting) <> 'object' THEN '{}'
 															 WHEN c.rule = 'min_kmap' THEN c.setting - 'k'
+															 WHEN c.rule = 'min_l' THEN c.setting - 'l'
 															 ELSE c.setting - 'max' END) AS e),
 									   coalesce(c.measured::text, 'nothing'), c.threshold) END,
 					  ' ' ORDER BY c.o)
@@ -1127,3 +1142,267 @@ AS $$
 		   max(w.individual_risk)
 	FROM @extschema@.weighted_risk(rel, qid, weight, method) AS w
 $$;
+
+-- ==== qid_generalize: a target k, a cost, the k reached ====
+
+-- 0.1.0 ranked the what-ifs by fewest singletons, so a what-if that changed
+-- every row could be "best"; now the best meets the caller's target (k, with
+-- at most max_suppressed of the rows below it) at the least cost.  The OUT
+-- columns change, so the function is dropped and created again.
+DROP FUNCTION qid_generalize(regclass, text[], jsonb, boolean);
+CREATE FUNCTION qid_generalize(rel regclass, qid text[], generalizations jsonb,
+							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
+							   max_suppressed double precision DEFAULT 0,
+							   cost text DEFAULT 'rows_modified')
+RETURNS TABLE (name text, local boolean, singletons bigint, singleton_share double precision,
+			   rows_modified bigint, rows_removed bigint, classes bigint, rows bigint,
+			   is_best boolean, k_anonymity bigint, rows_below_k bigint, values_changed bigint,
+			   meets_target boolean)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	items jsonb;
+	item jsonb;
+	ord integer := 0;
+	query text;
+	qidlist text;
+	everything bigint;
+	r record;
+	results jsonb := '[]';
+BEGIN
+	IF rel IS NULL OR qid IS NULL OR generalizations IS NULL OR drop_incomplete IS NULL
+	   OR k IS NULL OR max_suppressed IS NULL OR cost IS NULL THEN
+		RAISE EXCEPTION 'qid_generalize needs a table, QID columns, generalizations, k, max_suppressed and a cost'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF k < 1 THEN
+		RAISE EXCEPTION 'qid_generalize: k must be at least 1'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('Got %s.', k);
+	END IF;
+	IF max_suppressed = 'NaN'::float8 OR max_suppressed < 0 OR max_suppressed > 1 THEN
+		RAISE EXCEPTION 'qid_generalize: max_suppressed must be a share from 0 to 1'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('Got %s.', max_suppressed);
+	END IF;
+	IF cost NOT IN ('rows_modified', 'values_changed') THEN
+		RAISE EXCEPTION 'qid_generalize: unknown cost "%"', cost
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The cost is rows_modified or values_changed.';
+	END IF;
+	items := CASE jsonb_typeof(generalizations) WHEN 'array' THEN generalizations
+				  ELSE jsonb_build_array(generalizations) END;
+	IF jsonb_array_length(items) = 0 THEN
+		RAISE EXCEPTION 'qid_generalize needs at least one generalization'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	qidlist := (SELECT string_agg(quote_ident(c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY u(c, o));
+	FOR item IN SELECT * FROM jsonb_array_elements(items) LOOP
+		ord := ord + 1;
+		query := @extschema@.qidrisk_generalization_query(rel, qid, item, drop_incomplete, false,
+														   'qid_generalize');
+		EXECUTE format('SELECT (x.p).rows, (x.p).singletons, (x.p).singleton_share, (x.p).classes,
+							   (x.p).k_anonymity, @extschema@.rows_below(x.p, %s) AS below, x.m, x.v
+						FROM (SELECT @extschema@.class_profile(%s) AS p,
+									 pg_catalog.count(*) FILTER (WHERE s.qidrisk_modified) AS m,
+									 pg_catalog.sum(s.qidrisk_changed) AS v
+							  FROM (%s) s) x', k, qidlist, query)
+		INTO r;
+		results := results || jsonb_build_object('ord', ord,
+			'name', coalesce(item ->> 'name', 'generalization ' || ord),
+			'local', coalesce((item ->> 'local')::boolean, false), 'singletons', r.singletons,
+			'singleton_share', r.singleton_share, 'rows_modified', r.m,
+			'values_changed', coalesce(r.v, 0), 'classes', r.classes, 'rows', r.rows,
+			'k_anonymity', r.k_anonymity, 'rows_below_k', r.below);
+	END LOOP;
+	-- the QID as it is, for comparison
+	EXECUTE format('SELECT (x.p).rows, (x.p).singletons, (x.p).singleton_share, (x.p).classes,
+						   (x.p).k_anonymity, @extschema@.rows_below(x.p, %s) AS below
+					FROM (SELECT @extschema@.class_profile(%s) AS p FROM %s WHERE %s) x',
+				   k, qidlist, rel,
+				   CASE WHEN drop_incomplete THEN @extschema@.qidrisk_complete_filter(rel, qid)
+				   ELSE 'true' END)
+	INTO r;
+	EXECUTE format('SELECT pg_catalog.count(*) FROM %s', rel) INTO everything;
+	-- the target: at most floor(max_suppressed * rows) rows in classes below k;
+	-- the best meets it at the least cost (then fewer rows below k, then the
+	-- list's order); the what-ifs that miss it follow, nearest first
+	RETURN QUERY
+		SELECT w.name, w.local, w.singletons, w.singleton_share, w.rows_modified,
+			   everything - r.rows, w.classes, w.rows,
+			   w.ord > 0 AND w.meets AND row_number() OVER (ORDER BY w.ord = 0, NOT w.meets,
+					CASE WHEN w.meets THEN w.cost END, w.rows_below_k, w.cost, w.ord) = 1,
+			   w.k_anonymity, w.rows_below_k, w.values_changed, w.meets
+		FROM (SELECT x.*, x.rows_below_k <= floor(max_suppressed * x.rows) AS meets,
+					 CASE cost WHEN 'rows_modified' THEN x.rows_modified ELSE x.values_changed END AS cost
+			  FROM (SELECT y.* FROM jsonb_to_recordset(results) AS y(ord integer, name text, local boolean,
+						singletons bigint, singleton_share double precision, rows_modified bigint,
+						classes bigint, rows bigint, k_anonymity bigint, rows_below_k bigint,
+						values_changed bigint)
+					UNION ALL
+					SELECT 0, 'none', false, r.singletons, r.singleton_share, 0, r.classes, r.rows,
+						   r.k_anonymity, r.below, 0) x) w
+		ORDER BY w.ord = 0, NOT w.meets, CASE WHEN w.meets THEN w.cost END, w.rows_below_k, w.cost, w.ord;
+END
+$$;
+COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
+'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
+
+-- ==== l-diversity and t-closeness aggregates over a QID ====
+
+-- They count (class, sensitive value) pairs in the frequency state of the
+-- k_anonymity family, so partial states combine, serialize and spill alike.
+CREATE FUNCTION qidrisk_diversity_transfn(internal, anyelement, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_l_diversity_final(internal)
+RETURNS bigint
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_entropy_l_diversity_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_t_closeness_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE l_diversity(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_l_diversity_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE entropy_l_diversity(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_entropy_l_diversity_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE t_closeness(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_t_closeness_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE l_diversity(anyelement, VARIADIC "any") IS
+'distinct l-diversity: the fewest distinct sensitive values in a class of the QID (NULL is a value; NULL for no rows)';
+COMMENT ON AGGREGATE entropy_l_diversity(anyelement, VARIADIC "any") IS
+'entropy l-diversity: exp of the least entropy (natural log) of the sensitive values in a class of the QID';
+COMMENT ON AGGREGATE t_closeness(anyelement, VARIADIC "any") IS
+'t-closeness with equal distance: the largest half L1 distance between a class''s sensitive distribution and the table''s';
+
+-- ==== qid_check: min_l and max_t ====
+
+CREATE OR REPLACE FUNCTION qid_check_rules()
+RETURNS TABLE (rule text, setting text, description text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT r.rule, r.setting, r.description
+	FROM (VALUES
+		(1, 'min_k', 'whole number >= 1',
+		 'k-anonymity level (smallest class size) must be at least this'),
+		(2, 'max_singleton_share', 'number in [0, 1]',
+		 'share of rows alone in their class must be at most this'),
+		(3, 'max_rows_below_k', '{"k": whole number >= 1, "max": number >= 0}',
+		 'rows in classes smaller than k must be at most max'),
+		(4, 'max_birthday_uniqueness', '{"group_size": whole number >= 1, "max": number in [0, 1]}',
+		 'probability that group_size people drawn from the table''s QID distribution are all distinct must be at most max'),
+		(5, 'min_kmap', '{"population": table name, "k": whole number >= 1, "weight": column name (optional), "population_qid": array of column names (optional)}',
+		 'k-map value against the population table (smallest population count of a QID class, see kmap_count) must be at least k'),
+		(6, 'max_qar_risk', '{"max": number in [0, 1], "columns": array of column names (optional, default the QID), "p": whole number >= 1 (default 3), "alpha": number in (0, 1) (default 0.01), "pi_u": number in (0, 1) (default 0.05)}',
+		 'QaR dataset risk T(p, alpha) over the p-column subsets of the columns (see qar_risk) must be at most max'),
+		(7, 'min_l', '{"sensitive": column name, "l": whole number >= 1, "model": "distinct" or "entropy" (optional, default distinct)}',
+		 'l-diversity of the sensitive column (fewest distinct values of a class, see l_diversity; or exp of the least class entropy, see entropy_l_diversity) must be at least l'),
+		(8, 'max_t', '{"sensitive": column name, "max": number in [0, 1]}',
+		 't-closeness of the sensitive column (largest equal-distance EMD between a class and the table, see t_closeness) must be at most max')
+	) AS r(o, rule, setting, description)
+	ORDER BY r.o
+$$;
+
+-- Reject a bad min_l or max_t setting before any scan (qidrisk_check_validate
+-- has already checked that it is an object)
+CREATE FUNCTION qidrisk_check_diversity_validate(rel regclass, policy jsonb)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	rule text;
+	s jsonb;
+BEGIN
+	FOREACH rule IN ARRAY ARRAY['min_l', 'max_t'] LOOP
+		CONTINUE WHEN NOT policy ? rule;
+		s := policy -> rule;
+		IF EXISTS (SELECT 1 FROM jsonb_object_keys(s) AS k
+				   WHERE k <> ALL (CASE rule WHEN 'min_l' THEN ARRAY['sensitive', 'l', 'model']
+										ELSE ARRAY['sensitive', 'max'] END)) THEN
+			RAISE EXCEPTION 'policy rule % has an unknown setting in %', rule, s
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
+		END IF;
+		IF jsonb_typeof(s -> 'sensitive') IS DISTINCT FROM 'string' THEN
+			RAISE EXCEPTION 'policy rule %.sensitive must be a column name, not %', rule,
+				coalesce((s -> 'sensitive')::text, 'missing')
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		PERFORM @extschema@.qidrisk_require_columns(rel, ARRAY[s ->> 'sensitive']);
+		IF rule = 'min_l' THEN
+			PERFORM @extschema@.qidrisk_check_number(rule, s, 'l', 1, 'Infinity', true);
+			IF s ? 'model' AND (s -> 'model') NOT IN ('"distinct"', '"entropy"') THEN
+				RAISE EXCEPTION 'policy rule min_l.model must be "distinct" or "entropy", not %', s -> 'model'
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+		ELSE
+			PERFORM @extschema@.qidrisk_check_number(rule, s, 'max', 0, 1, false);
+		END IF;
+	END LOOP;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_diversity_validate(regclass, jsonb) IS
+'internal: validate the min_l and max_t settings of a qid_check policy';
+
+-- Measure a min_l or max_t rule: one scan with l_diversity, entropy_l_diversity
+-- or t_closeness; a table with no rows passes
+CREATE FUNCTION qidrisk_check_diversity(rel regclass, qid text[], rule text, setting jsonb,
+										OUT measured double precision, OUT threshold double precision,
+										OUT passed boolean)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	agg text := CASE WHEN rule = 'max_t' THEN 't_closeness'
+					 WHEN setting ->> 'model' = 'entropy' THEN 'entropy_l_diversity'
+					 ELSE 'l_diversity' END;
+BEGIN
+	EXECUTE format('SELECT @extschema@.%s(%I, %s)::pg_catalog.float8 FROM %s', agg, setting ->> 'sensitive',
+				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY AS u(c, o)),
+				   rel)
+	INTO measured;
+	IF rule = 'max_t' THEN
+		threshold := (setting ->> 'max')::double precision;
+		passed := measured IS NULL OR measured <= threshold;
+	ELSE
+		threshold := (setting ->> 'l')::double precision;
+		-- entropy l: the tolerance qid_lattice allows (exp(H) is rounded)
+		passed := measured IS NULL OR measured >= threshold * (1 - 1e-9);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_check_diversity(regclass, text[], text, jsonb) IS
+'internal: measure the min_l or max_t rule of qid_check';

@@ -100,8 +100,8 @@ FoldColumn(uint64 running, uint64 column_hash)
  * function being its state) as written in the aggregate call, or of argument
  * argno (0-based) as written in a plain function call.
  */
-static Oid
-ArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid)
+Oid
+QidArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid)
 {
 	Aggref	   *aggref = AggGetAggref(fcinfo);
 
@@ -419,7 +419,7 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 					 errhint("Add an explicit cast, for example '...'::text.")));
 		snprintf(where, sizeof(where), "Argument %d", shown);
 		QidColumnInit(&hasher->columns[i], typid,
-					  ArgumentCollation(fcinfo, argno, typid),
+					  QidArgumentCollation(fcinfo, argno, typid),
 					  fcinfo->flinfo->fn_mcxt, where, funcname);
 	}
 

@@ -2036,6 +2036,47 @@ FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 	ForEachClass(state, VisitClass, &context);
 }
 
+/*
+ * Call visit for every class in ascending order of fingerprint (grouping
+ * aggregates such as l_diversity read runs of one high half): a partitioned
+ * state streams in that order; a single table's classes are copied and sorted
+ */
+void
+FreqStateVisitAscending(FreqState *state, FreqKeyVisitor visit, void *arg)
+{
+	freqhash_iterator iterator;
+	FreqEntry  *entry;
+	CountedClass *sorted;
+	int64		n = 0;
+
+	/* held rows first: counting them may partition the state */
+	FlushHeldRows(state);
+	if (state->single == NULL)
+	{
+		ForEachClass(state, visit, arg);
+		return;
+	}
+	FreqStateSettle(state);
+	sorted = palloc_extended(Max(state->classes, 1) * sizeof(CountedClass), MCXT_ALLOC_HUGE);
+	freqhash_start_iterate(state->single, &iterator);
+	while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
+	{
+		if (n >= state->classes)
+			elog(ERROR, "qidrisk: a frequency table holds more classes than it counted");
+		sorted[n].key = entry->key;
+		sorted[n].count = entry->count;
+		n++;
+	}
+	qsort(sorted, n, sizeof(CountedClass), CompareClasses);
+	for (int64 i = 0; i < n; i++)
+	{
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		visit(&sorted[i].key, sorted[i].count, arg);
+	}
+	pfree(sorted);
+}
+
 /* Bytes of value as an unsigned LEB128 varint */
 static inline int
 VarintLength(uint64 value)

@@ -73,6 +73,7 @@ extern bool QidScalarArgument(const QidHasher *hasher, FunctionCallInfo fcinfo,
 							  Datum *value);
 extern void QidFingerprintScalar(Datum value, QidFingerprint *fp);
 extern void QidCheckKeyNotConstant(FunctionCallInfo fcinfo, int argno);
+extern Oid	QidArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid);
 
 /* ---- freqstate.c ---- */
 
@@ -198,6 +199,8 @@ extern FreqState *FreqStateTakeOver(FunctionCallInfo fcinfo, MemoryContext aggco
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
 extern void FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg);
+typedef void (*FreqKeyVisitor) (const QidFingerprint *key, int64 count, void *arg);
+extern void FreqStateVisitAscending(FreqState *state, FreqKeyVisitor visit, void *arg);
 
 /* ---- frequency.c ---- */
 

@@ -26,6 +26,15 @@ SELECT * FROM qid_generalize('licences', ARRAY['birth_year', 'sex', 'municipalit
 	{"name": "Y_avg", "columns": {"birth_year": {"mean": 3}}},
 	{"name": "S, M_loc", "local": true,
 	 "columns": {"sex": {"constant": "*"}, "municipality": {"map": "province_of"}}}]');
+-- a target: k = 2 with at most 10 % of the rows below it, the cost in values changed
+SELECT name, k_anonymity, rows_below_k, rows_modified, values_changed, meets_target, is_best
+FROM qid_generalize('licences', ARRAY['birth_year', 'sex', 'municipality'], '[
+	{"name": "M_loc", "local": true, "columns": {"municipality": {"map": "province_of"}}},
+	{"name": "M", "columns": {"municipality": {"map": "province_of"}}},
+	{"name": "Y_ran", "columns": {"birth_year": {"range": 3}}},
+	{"name": "S, M_loc", "local": true,
+	 "columns": {"sex": {"constant": "*"}, "municipality": {"map": "province_of"}}}]',
+	k => 2, max_suppressed => 0.1, cost => 'values_changed');
 SELECT qid_generalize_into('licences', ARRAY['birth_year', 'sex', 'municipality'],
 	'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', 'licences_release');
 SELECT * FROM licences_release ORDER BY birth_year, sex, municipality;
@@ -41,6 +50,10 @@ SELECT * FROM qid_generalize('licences', ARRAY['birth_year'], '{"columns": {"sex
 SELECT * FROM qid_generalize('licences', ARRAY['municipality'], '{"columns": {"municipality": {"map": "nope"}}}');
 SELECT * FROM qid_generalize('licences', ARRAY['birth_year'], '{"columns": {"birth_year": {"range": 0}}}');
 SELECT * FROM qid_generalize('licences', ARRAY['birth_year'], '{"columns": {"birth_year": {}}}');
+SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', k => 0);
+SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', max_suppressed => 2);
+SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', cost => 'cells');
+SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', k => NULL);
 SELECT qid_generalize_into('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', 'licences_release');
 RESET search_path;
 DROP SCHEMA qid_generalize_test CASCADE;
