@@ -1,6 +1,6 @@
 /*
  * anonymity.c
- *	  Probabilistic anonymity (Lodha & Thomas 2008, seed 003): the bound on
+ *	  Probabilistic anonymity (Lodha & Thomas 2008, "Probabilistic Anonymity"): the bound on
  *	  the expected singleton fraction, the alpha-quasi-identifier test, the
  *	  number of partitions that give (1-beta, k)-anonymity, and the bucket
  *	  budget of each column.  All are pure functions of their arguments.

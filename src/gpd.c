@@ -1,7 +1,8 @@
 /*
  * gpd.c
  *	  Generalised Pareto fit of threshold excesses and the QaR dataset risk
- *	  (Béra et al. 2023; formulas restated in DESIGN.md section 3.6).
+ *	  (Béra et al. 2023, "Quantifying the contribution of individual records
+ *	  to the reidentification risk").
  *
  * The fit is maximum likelihood (Davison & Smith 1990) through the profile
  * likelihood in theta = xi / beta (Grimshaw 1993): for a fixed theta the

@@ -1,4 +1,4 @@
--- Property tests for k-map (seed 001) and the weighted-sample risk: every
+-- Property tests for k-map and the weighted-sample risk: every
 -- figure against an independent plain-SQL LEFT JOIN of the release's classes
 -- with the population's GROUP BY, on random tables (5 seeds, NULLs, heavy
 -- ties, numeric scales, a case-insensitive collation, weights, differently

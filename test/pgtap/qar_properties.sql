@@ -1,4 +1,4 @@
--- Property tests of QaR (seed 002): the GPD fit against known parameters and closed forms,
+-- Property tests of QaR (Béra et al. 2023): the GPD fit against known parameters and closed forms,
 -- thetas / U+ / T / exact contributions / greedy removal / entropy against independent plain-SQL
 -- implementations on random tables, row-level security, and every bad input's SQLSTATE.
 \set ON_ERROR_STOP 1

@@ -1,4 +1,4 @@
--- Property tests of spilling (issue 9, point 1): with the smallest budget that
+-- Property tests of spilling: with the smallest budget that
 -- still spills (512 kB) every frequency figure, class_profile histogram and
 -- _key form equals both the in-memory answer (default budget) and the plain-SQL
 -- GROUP BY reference, on random tables (3 seeds, NULLs, heavy ties, 1 to 6

@@ -1,4 +1,4 @@
--- UCI Adult (data/adult, CC BY 4.0): the figures of seed 003, Fig. 3
+-- UCI Adult (data/adult, CC BY 4.0): the figures of Lodha & Thomas (2008), Fig. 3
 \i data/load_adult.sql
 SELECT count(*) FROM adult;
 -- {age, hours-per-week}: 986 singletons

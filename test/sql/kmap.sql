@@ -1,4 +1,4 @@
--- k-map (seed 001, section 2.1.2) and the weighted-sample risk: behaviour
+-- k-map (Desfontaines 2020, "Lowering the cost of anonymization", section 2.1.2) and the weighted-sample risk: behaviour
 -- The thesis' example: a 40-person study released with ZIP code and age.  A
 -- census table gives, per (ZIP, age), how many people live there.
 CREATE TABLE census (zip text, age integer, people integer);

@@ -1,4 +1,4 @@
--- QaR (seed 002, Béra et al. 2023): dataset risk and per-record contributions
+-- QaR (Béra et al. 2023): dataset risk and per-record contributions
 CREATE SCHEMA qar_test;
 SET search_path = qar_test, public;
 SET extra_float_digits = 0;

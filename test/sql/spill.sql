@@ -1,4 +1,4 @@
--- Spilling past qidrisk.max_state_memory (issue 9, point 1): temporary files
+-- Spilling past qidrisk.max_state_memory: temporary files
 -- are written (pg_stat_database.temp_files grows), the answers are exact, and
 -- no file is left behind after success, error or cancel.
 CREATE TABLE sp AS
