@@ -517,9 +517,10 @@ COMMENT ON FUNCTION qidrisk_hierarchy_rows(regclass, text, jsonb) IS
 CREATE FUNCTION qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
 								  k integer, max_suppressed double precision, sensitive text,
 								  l integer, l_model text, c double precision, t double precision,
-								  t_distance text, metric text, suppression text)
+								  t_distance text, metric text, suppression text, local_recoding boolean)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
-			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision,
+			   rows_recoded bigint, recoding text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 -- the generated statements' estimates are rough; compiling them costs seconds
@@ -547,9 +548,31 @@ DECLARE
 	ordered boolean := t_distance = 'ordered';
 	chain text;
 	qcols text := (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q);
+	-- local recoding
+	lctes text[] := '{}';
+	ljoins text := '';
+	lcols text := '';
+	heights integer[];
+	cur integer[];
+	cand integer[];
+	cand_col integer;
+	cand_level integer;
+	best_n bigint;
+	best_cost bigint;
+	n_cand bigint;
+	cost bigint;
+	n_recoded bigint := 0;
+	cost_recoded bigint := 0;
+	n_failing bigint;
+	recoding text := 'suppression';
+	rescue text;
+	best_rescue text;
+	star_col boolean;
+	climbed integer[] := '{}';
+	j integer;
 BEGIN
-	IF release IS NULL OR suppression IS NULL THEN
-		RAISE EXCEPTION 'qid_anonymize_into needs a release table name and a suppression mode'
+	IF release IS NULL OR suppression IS NULL OR local_recoding IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize_into needs a release table name, a suppression mode and local_recoding'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	IF suppression NOT IN ('remove', 'star') THEN
@@ -643,6 +666,130 @@ BEGIN
 		CASE WHEN sensitive IS NULL THEN 'NULL::integer' ELSE format('t.%I', sensitive) END,
 		array_to_string(gens, ', '), rel, joins, chain, keep);
 
+	-- local recoding: the failing rows climb their hierarchies together, one
+	-- column at a time; at each step the column and level whose classes (with
+	-- the kept rows of equal values) rescue rows at the fewest changed values
+	-- per row; the rescued rows keep their levels, the others climb on
+	SELECT count(*) INTO n_failing FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep;
+	IF local_recoding AND n_failing > 0 THEN
+		heights := array_fill(0, ARRAY[m]);
+		FOR i IN 1 .. m LOOP
+			IF hierarchies ? qid[i] THEN
+				lctes := lctes || format('lh%1$s AS MATERIALIZED (SELECT h.value, h.levels FROM @extschema@.qidrisk_hierarchy_rows(%2$L::regclass, %3$L, %4$L::jsonb) h)',
+										 i, rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
+				ljoins := ljoins || format(
+					' LEFT JOIN lh%1$s ON lh%1$s.value = CAST(w.%2$I AS text)
+					  LEFT JOIN (SELECT levels FROM lh%1$s WHERE value IS NULL) ln%1$s ON w.%2$I IS NULL',
+					i, qid[i]);
+				lcols := lcols || format(', coalesce(lh%1$s.levels, ln%1$s.levels) AS qidrisk_h%1$s', i);
+			END IF;
+			lcols := lcols || format(', w.qidrisk_g%1$s, CAST(w.%2$I AS text) AS qidrisk_o%1$s', i, qid[i]);
+		END LOOP;
+		IF to_regclass('pg_temp.qidrisk_anonymize_local') IS NOT NULL THEN
+			DROP TABLE pg_temp.qidrisk_anonymize_local;
+		END IF;
+		EXECUTE format($q$
+			CREATE TEMP TABLE qidrisk_anonymize_local AS
+			%1$s SELECT w.ctid AS qidrisk_tid, w.qidrisk_s %2$s, NULL::integer[] AS qidrisk_done,
+				NULL::uuid AS qidrisk_k, NULL::integer AS qidrisk_changed
+			FROM qidrisk_anonymize_work w %3$s WHERE NOT w.qidrisk_keep$q$,
+			CASE WHEN cardinality(lctes) > 0 THEN 'WITH ' || array_to_string(lctes, ', ') ELSE '' END,
+			lcols, ljoins);
+		FOR i IN 1 .. m LOOP
+			IF hierarchies ? qid[i] THEN
+				EXECUTE format('SELECT max(cardinality(qidrisk_h%s)) FROM qidrisk_anonymize_local', i)
+				INTO j;
+				heights[i] := coalesce(j, lv[i]);
+			END IF;
+		END LOOP;
+		cur := lv;
+		LOOP
+			best_n := 0;
+			FOR i IN 1 .. m LOOP
+				FOR j IN cur[i] + 1 .. heights[i] LOOP
+					cand := cur;
+					cand[i] := j;
+					-- the candidate's classes over all rows; the failing rows that reach the target
+					rescue := format($q$
+						WITH cand AS (
+							SELECT qidrisk_tid, @extschema@.qid_key(%1$s) AS key, qidrisk_s, %2$s AS changed
+							FROM qidrisk_anonymize_local WHERE qidrisk_done IS NULL
+						), src AS (
+							SELECT qidrisk_key, qidrisk_s FROM qidrisk_anonymize_work WHERE qidrisk_keep %3$s
+							UNION ALL
+							SELECT qidrisk_k, qidrisk_s FROM qidrisk_anonymize_local WHERE qidrisk_done IS NOT NULL %4$s
+							UNION ALL
+							SELECT key, qidrisk_s FROM cand
+						), %5$s
+						SELECT cand.qidrisk_tid, cand.key, cand.changed
+						FROM cand JOIN cls ON cls.key = cand.key JOIN ord ON ord.key = cand.key
+						WHERE %6$s$q$,
+						(SELECT string_agg(CASE WHEN cand[p] = lv[p] THEN format('qidrisk_g%s', p)
+												ELSE format('qidrisk_h%s[%s]', p, cand[p]) END, ', ')
+						 FROM generate_series(1, m) p),
+						(SELECT string_agg(format('(CAST(%s AS text) IS DISTINCT FROM qidrisk_o%s)::integer',
+												  CASE WHEN cand[p] = lv[p] THEN format('qidrisk_g%s', p)
+													   ELSE format('qidrisk_h%s[%s]', p, cand[p]) END, p), ' + ')
+						 FROM generate_series(1, m) p),
+						-- without t only the classes the failing rows reach matter
+						CASE WHEN t IS NULL THEN 'AND qidrisk_key IN (SELECT key FROM cand)' ELSE '' END,
+						CASE WHEN t IS NULL THEN 'AND qidrisk_k IN (SELECT key FROM cand)' ELSE '' END,
+						chain, keep);
+					EXECUTE format('SELECT count(*), coalesce(sum(changed), 0) FROM (%s) r', rescue)
+					INTO n_cand, cost;
+					-- the fewest changed values per rescued row; ties: more rows
+					IF n_cand > 0 AND (best_n = 0 OR cost * best_n < best_cost * n_cand
+									   OR (cost * best_n = best_cost * n_cand AND n_cand > best_n)) THEN
+						best_n := n_cand;
+						best_cost := cost;
+						cand_col := i;
+						cand_level := j;
+						best_rescue := rescue;
+					END IF;
+				END LOOP;
+			END LOOP;
+			EXIT WHEN best_n = 0;
+			cur[cand_col] := cand_level;
+			EXECUTE format($q$
+				WITH r AS (%s)
+				UPDATE qidrisk_anonymize_local l SET qidrisk_done = %L, qidrisk_k = r.key, qidrisk_changed = r.changed
+				FROM r WHERE l.qidrisk_tid = r.qidrisk_tid$q$,
+				best_rescue, cur);
+			n_recoded := n_recoded + best_n;
+			cost_recoded := cost_recoded + best_cost;
+			EXIT WHEN n_recoded = n_failing;
+		END LOOP;
+		-- kept only when it changes fewer values than suppressing the rows (m each)
+		IF n_recoded > 0 AND cost_recoded < n_recoded * m THEN
+			recoding := 'local';
+			-- a column recoded above level 0 is written as text: its new labels go
+			-- to a column added first (no rewrite, so the rows keep their ctid)
+			FOR i IN 1 .. m LOOP
+				IF lv[i] = 0 AND cur[i] > 0 THEN
+					EXECUTE format('SELECT EXISTS (SELECT FROM qidrisk_anonymize_local WHERE qidrisk_done[%s] > 0)', i)
+					INTO star_col;
+					IF star_col THEN
+						EXECUTE format('ALTER TABLE qidrisk_anonymize_work ADD COLUMN qidrisk_r%s text', i);
+						climbed := climbed || i;
+					END IF;
+				END IF;
+			END LOOP;
+			EXECUTE format($q$
+				UPDATE qidrisk_anonymize_work w SET qidrisk_keep = true %s
+				FROM qidrisk_anonymize_local l
+				WHERE l.qidrisk_done IS NOT NULL AND w.ctid = l.qidrisk_tid$q$,
+				(SELECT string_agg(format(', qidrisk_%3$s%1$s = CASE WHEN l.qidrisk_done[%1$s] = %2$s THEN CAST(l.qidrisk_g%1$s AS text) ELSE l.qidrisk_h%1$s[l.qidrisk_done[%1$s]] END',
+										  p, lv[p], CASE WHEN lv[p] > 0 THEN 'g' ELSE 'r' END), '')
+				 FROM generate_series(1, m) p WHERE lv[p] > 0 OR p = ANY (climbed)));
+			FOR i IN SELECT unnest(climbed) LOOP
+				EXECUTE format('ALTER TABLE qidrisk_anonymize_work ALTER COLUMN qidrisk_g%1$s TYPE text USING coalesce(qidrisk_r%1$s, CAST(qidrisk_g%1$s AS text))', i);
+			END LOOP;
+		ELSE
+			n_recoded := 0;
+		END IF;
+		DROP TABLE qidrisk_anonymize_local;
+	END IF;
+
 	-- the release: the source's columns in order, quasi-identifiers generalized
 	FOR att IN
 		SELECT a.attname::text AS name, array_position(qid, a.attname::text) AS pos
@@ -703,11 +850,11 @@ BEGIN
 			USING ERRCODE = 'internal_error';
 	END IF;
 	RETURN QUERY SELECT lv, best_loss, CASE WHEN star THEN n_released + n_suppressed ELSE n_released END,
-		n_suppressed, changes, fk, fl, ft;
+		n_suppressed, changes, fk, fl, ft, n_recoded, recoding;
 END
 $$;
 COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
-									  text, double precision, double precision, text, text, text) IS
+									  text, double precision, double precision, text, text, text, boolean) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
 -- Resolves the caller's table names with the caller's search_path, so it cannot
@@ -718,9 +865,10 @@ CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, 
 								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
 								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
 								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
-								   suppression text DEFAULT 'remove')
+								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
-			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision)
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision,
+			   rows_recoded bigint, recoding text)
 LANGUAGE sql VOLATILE
 AS $$
 	SELECT * FROM @extschema@.qidrisk_anonymize(rel, qid,
@@ -735,11 +883,11 @@ AS $$
 				 ELSE e.value END)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
 		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
-		t, t_distance, metric, suppression)
+		t, t_distance, metric, suppression, local_recoding)
 $$;
 COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
-								  text, double precision, double precision, text, text, text) IS
-'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed, re-checked';
+								  text, double precision, double precision, text, text, text, boolean) IS
+'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed or locally recoded, re-checked';
 
 -- ==== check history: owned by the superuser, written only by qid_check ====
 

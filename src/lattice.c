@@ -255,6 +255,10 @@ typedef struct Lattice
 	int32	   *group_class;	/* per class: groups so far (sensitive split) */
 	int32	   *dense;			/* ordered distance: the class's counts */
 	int32	   *levels;			/* the node being evaluated */
+	int32	   *rowcodes;		/* rowcodes[row * ncolumns + i]: the level-0 codes, row-major */
+	int32	  **keys;			/* keys[j][item]: split column j's code at the node's level */
+	int		   *split;			/* the columns split on (more than one code at the level) */
+	const int32 **maps;			/* their level maps (NULL at level 0) */
 	int64	   *queue;
 	/* snapshot cache */
 	MemoryContext cache_context;
@@ -968,6 +972,18 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 static void
 PrepareLevels(Lattice *lat)
 {
+	int			ncol = lat->ncolumns;
+
+	/* one cache line holds a row's codes, so a random row costs one miss */
+	lat->rowcodes = MemoryContextAllocHuge(CurrentMemoryContext,
+										   sizeof(int32) * Max(lat->nrows, 1) * Max(ncol, 1));
+	for (int i = 0; i < ncol; i++)
+	{
+		const int32 *codes = lat->columns[i].codes;
+
+		for (int64 r = 0; r < lat->nrows; r++)
+			lat->rowcodes[r * ncol + i] = codes[r];
+	}
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
@@ -1274,6 +1290,11 @@ EvaluateNode(Lattice *lat, int64 node)
 	int64		suppressed = 0;
 	double		dm = 0;
 	double		entropy_suppressed = 0;
+	double		log2rows = log2((double) lat->nrows);
+	int			ncol = lat->ncolumns;
+	int		   *split = lat->split;
+	const int32 **maps = lat->maps;
+	int			nsplit;
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
@@ -1285,17 +1306,33 @@ EvaluateNode(Lattice *lat, int64 node)
 	nclasses = 0;
 	if (m > 0)
 		ends[nclasses++] = m;
-	for (int i = 0; i < lat->ncolumns; i++)
+	/* every split column's codes in one pass over the rows */
+	nsplit = 0;
+	for (int i = 0; i < ncol; i++)
+		if (lat->columns[i].ndist[levels[i]] > 1)
+		{
+			split[nsplit] = i;
+			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
+			nsplit++;
+		}
+	for (int32 x = 0; x < m; x++)
 	{
-		const LatColumn *col = &lat->columns[i];
-		int			level = levels[i];
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+		{
+			int32		code0 = row[split[j]];
+
+			lat->keys[j][x] = maps[j] ? maps[j][code0] : code0;
+		}
+	}
+	for (int j = 0; j < nsplit; j++)
+	{
 		int32	   *tmp;
 
-		if (col->ndist[level] <= 1)
-			continue;
-		for (int32 x = 0; x < m; x++)
-			key[x] = LevelCode(col, level, base ? base->rep[x] : x);
-		nclasses = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, NULL);
+		nclasses = SplitClasses(lat, perm, ends, nclasses, lat->keys[j], perm2, ends2, NULL);
 		tmp = perm, perm = perm2, perm2 = tmp;
 		tmp = ends, ends = ends2, ends2 = tmp;
 	}
@@ -1363,12 +1400,17 @@ EvaluateNode(Lattice *lat, int64 node)
 			if (!keep)
 			{
 				double		bits = 0;
+				const int32 *row = lat->rowcodes + (Size) s->rep[b] * ncol;
 
 				/* a suppressed row's value generalizes to all rows, not to its class's */
 				suppressed += size;
-				for (int c = 0; c < lat->ncolumns; c++)
-					bits += log2((double) lat->nrows) -
-						lat->columns[c].log2count[levels[c]][LevelCode(&lat->columns[c], levels[c], s->rep[b])];
+				for (int c = 0; c < ncol; c++)
+				{
+					const LatColumn *col = &lat->columns[c];
+					int32		code = levels[c] == 0 ? row[c] : col->map[levels[c]][row[c]];
+
+					bits += log2rows - col->log2count[levels[c]][code];
+				}
 				entropy_suppressed += (double) size * bits;
 			}
 			else
@@ -1821,7 +1863,7 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 		for (int j = 0; j <= lat->columns[i].height; j++)
 			max_distinct = Max(max_distinct, lat->columns[i].ndist[j]);
 	max_distinct = Max(max_distinct, lat->nsens);
-	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 6 +
+	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 8 +
 		(double) lat->nnodes * (sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
 		3.0 * max_distinct * sizeof(int32) + (double) lat->nsens * sizeof(double);
 	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
@@ -1844,6 +1886,11 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 		lat->ends = MemoryContextAllocHuge(work, sizeof(int32) * rows);
 		lat->ends2 = MemoryContextAllocHuge(work, sizeof(int32) * rows);
 		lat->key = MemoryContextAllocHuge(work, sizeof(int32) * rows);
+		lat->keys = palloc(sizeof(int32 *) * Max(nelems, 1));
+		lat->split = palloc(sizeof(int) * Max(nelems, 1));
+		lat->maps = palloc(sizeof(int32 *) * Max(nelems, 1));
+		for (int i = 0; i < nelems; i++)
+			lat->keys[i] = MemoryContextAllocHuge(work, sizeof(int32) * rows);
 		lat->group_class = MemoryContextAllocHuge(work, sizeof(int32) * rows);
 		lat->touched = MemoryContextAllocHuge(work, sizeof(int32) * Max(max_distinct, 1));
 		lat->counts = MemoryContextAllocExtended(work, sizeof(int32) * max_distinct, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
