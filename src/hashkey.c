@@ -26,6 +26,8 @@
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/typcache.h"
 
 #include "qidrisk.h"
@@ -90,6 +92,11 @@ QidValueHashInit(QidValueHash *vh, Oid type, Oid collation, bool floats, MemoryC
 		default:
 			vh->bitwise = false;
 	}
+	/* text's hash and equality are those of its bytes under a deterministic collation */
+	vh->bytewise = (type == BYTEAOID && entry->hash_extended_proc == F_HASHVARLENAEXTENDED) ||
+		((type == TEXTOID || type == VARCHAROID) &&
+		 entry->hash_extended_proc == F_HASHTEXTEXTENDED &&
+		 OidIsValid(collation) && get_collation_isdeterministic(collation));
 	vh->extended = OidIsValid(entry->hash_extended_proc);
 	if (vh->extended)
 		fmgr_info_copy(&vh->hash, &entry->hash_extended_proc_finfo, context);

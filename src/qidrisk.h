@@ -11,6 +11,7 @@
 
 #include "access/tupdesc.h"
 #include "catalog/pg_type_d.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
@@ -128,11 +129,23 @@ typedef struct QidValueHash
 {
 	Oid			collation;
 	bool		bitwise;		/* equal values have equal Datums */
+	bool		bytewise;		/* equal values have equal bytes (text under a
+								 * deterministic collation, bytea), hashed as
+								 * the type's extended hash would */
 	bool		extended;		/* hash is the type's seeded extended hash */
 	uint64		key;
 	FmgrInfo	hash;
 	FmgrInfo	equal;
 } QidValueHash;
+
+/* Whether a bytewise value can be read in place (not compressed or external) */
+static inline bool
+QidValueInPlace(Datum value)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(value);
+
+	return !VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v);
+}
 
 /* The keyed 32-bit hash of a value */
 static inline uint32
@@ -140,6 +153,10 @@ QidValueHashOf(QidValueHash *vh, Datum value)
 {
 	if (vh->bitwise)
 		return (uint32) QidMix64((uint64) value ^ vh->key);
+	/* what hashtextextended and hashvarlenaextended compute, without the call */
+	if (vh->bytewise && QidValueInPlace(value))
+		return (uint32) hash_bytes_extended((unsigned char *) VARDATA_ANY(DatumGetPointer(value)),
+											VARSIZE_ANY_EXHDR(DatumGetPointer(value)), vh->key);
 	if (vh->extended)
 		return (uint32) DatumGetUInt64(FunctionCall2Coll(&vh->hash, vh->collation, value,
 														 UInt64GetDatum(vh->key)));
@@ -154,6 +171,10 @@ QidValueHashEqual(QidValueHash *vh, Datum a, Datum b)
 {
 	if (vh->bitwise)
 		return a == b;
+	if (vh->bytewise && QidValueInPlace(a) && QidValueInPlace(b))
+		return VARSIZE_ANY_EXHDR(DatumGetPointer(a)) == VARSIZE_ANY_EXHDR(DatumGetPointer(b)) &&
+			memcmp(VARDATA_ANY(DatumGetPointer(a)), VARDATA_ANY(DatumGetPointer(b)),
+				   VARSIZE_ANY_EXHDR(DatumGetPointer(a))) == 0;
 	return DatumGetBool(FunctionCall2Coll(&vh->equal, vh->collation, a, b));
 }
 
