@@ -13,6 +13,7 @@ OBJS += src/relreader.o
 OBJS += src/hashkey.o
 OBJS += src/lattice.o
 OBJS += src/checkhistory.o
+OBJS += src/hierarchy.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)
