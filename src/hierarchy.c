@@ -17,8 +17,8 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_namespace.h"
@@ -29,7 +29,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -98,13 +97,24 @@ typedef struct Hierarchy
 	bool		reading_tree;	/* which scan is running */
 } Hierarchy;
 
-/* Stop with an error naming the setting that bounds the nodes' memory */
+/*
+ * Bytes per node of the arrays that choose the level and order the output
+ * (values, classes, sums, touched, the classes and rows to sort)
+ */
+#define LATER_BYTES_PER_NODE (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
+							  sizeof(int64) + sizeof(int32) + sizeof(int32))
+
+/*
+ * Stop with an error naming the setting that bounds the nodes' memory:
+ * counting the arrays and the copy of the values' texts made later, so that
+ * the whole call stays within it
+ */
 static void
 HierarchyCheckBudget(Hierarchy *h)
 {
 	double		bytes = (double) h->table->size * sizeof(NodeEntry) +
-		(double) h->capacity * sizeof(HierarchyNodeInfo) +
-		h->text_bytes;
+		(double) h->capacity * (sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE) +
+		2 * h->text_bytes;
 
 	if (bytes > (double) h->budget)
 		ereport(ERROR,
@@ -116,27 +126,24 @@ HierarchyCheckBudget(Hierarchy *h)
 }
 
 /*
- * How many nodes to make room for at first: as many as the larger table has
- * rows by its statistics (growing the dictionary rehashes and zeroes it at
- * every doubling), within a quarter of the budget
+ * How many nodes to make room for at first: as many as the hierarchy has
+ * rows by its statistics, each row a node and values mostly among them
+ * (growing the dictionary rehashes and zeroes it at every doubling), within a
+ * quarter of the budget
  */
 static uint32
 ExpectedNodes(Hierarchy *h)
 {
 	double		rows = 0;
-	Oid			relids[2] = {h->rel->relid, h->tree->relid};
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(h->tree->relid));
 
-	for (int i = 0; i < 2; i++)
+	if (HeapTupleIsValid(tuple))
 	{
-		HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relids[i]));
-
-		if (HeapTupleIsValid(tuple))
-		{
-			rows = Max(rows, ((Form_pg_class) GETSTRUCT(tuple))->reltuples);
-			ReleaseSysCache(tuple);
-		}
+		rows = ((Form_pg_class) GETSTRUCT(tuple))->reltuples;
+		ReleaseSysCache(tuple);
 	}
-	rows = Min(rows, (double) h->budget / (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo))));
+	rows = Min(rows, (double) h->budget /
+			   (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE)));
 	return (uint32) Max(Min(rows, (double) (PG_INT32_MAX / 2)), 1024);
 }
 
@@ -155,17 +162,17 @@ HierarchyNode(Hierarchy *h, Datum text)
 		int32		node = h->nnodes;
 		char	   *copy;
 
-		if (node == h->capacity)
-		{
-			h->capacity *= 2;
-			h->nodes = repalloc_huge(h->nodes, sizeof(HierarchyNodeInfo) * h->capacity);
-			HierarchyCheckBudget(h);
-		}
-		if (h->nnodes == PG_INT32_MAX - 1)
+		if (node == PG_INT32_MAX - 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("hierarchy_generalize handles at most %d distinct values and nodes",
 							PG_INT32_MAX - 1)));
+		if (node == h->capacity)
+		{
+			h->capacity = (int32) Min((int64) h->capacity * 2, PG_INT32_MAX - 1);
+			h->nodes = repalloc_huge(h->nodes, sizeof(HierarchyNodeInfo) * h->capacity);
+			HierarchyCheckBudget(h);
+		}
 		copy = MemoryContextAlloc(h->context, size);
 		memcpy(copy, detoasted, size);
 		h->text_bytes += size;
