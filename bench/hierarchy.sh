@@ -6,11 +6,11 @@
 # (a code -> its first four digits -> its first two -> '*': 1,010,100 edges,
 # in random order).  In one psql session, after a warm-up, $BENCH_RUNS
 # (default 5) timed runs of
-#   SELECT level, count(*), count(DISTINCT generalized), sum(rows)
+#   SELECT min(level), max(level), count(*), sum(rows)
 #   FROM hierarchy_generalize('hierarchy_bench_values', 'code',
 #                             'hierarchy_bench_tree', max_values => 100)
-# each checked to answer the expected level (2 beyond 10,000 values) with
-# every value.  Prints
+# each checked to answer the expected level (2 beyond 10,000 values) for
+# every value, and, once, untimed, the number of classes.  Prints
 # the times and their median, and fails when the median is above
 # $BENCH_HIERARCHY_LIMIT seconds (default 10).
 #
@@ -58,11 +58,12 @@ fi
 	echo '\timing on'
 	for run in $(seq 0 "$RUNS"); do
 		echo "\\echo RUN $run"
-		echo "SELECT 'answer', level, count(*), count(DISTINCT generalized), sum(rows)
-FROM hierarchy_generalize('hierarchy_bench_values', 'code', 'hierarchy_bench_tree', max_values => 100)
-GROUP BY level;"
+		echo "SELECT 'answer', min(level), max(level), count(*), sum(rows)
+FROM hierarchy_generalize('hierarchy_bench_values', 'code', 'hierarchy_bench_tree', max_values => 100);"
 	done
 	echo '\timing off'
+	echo "SELECT 'classes', count(DISTINCT generalized)
+FROM hierarchy_generalize('hierarchy_bench_values', 'code', 'hierarchy_bench_tree', max_values => 100);"
 	echo "SELECT 'settings', current_setting('work_mem'), current_setting('qidrisk.max_state_memory'), version();"
 } | psql -X -A -F '|' -t -v ON_ERROR_STOP=1 -f - >"$LOG"
 
@@ -70,7 +71,7 @@ python3 - "$LOG" "$VALUES" "$RUNS" "$LIMIT" <<'PY'
 import re, statistics, sys
 log, values, runs, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 run = None
-times, answers, settings = [], [], None
+times, answers, settings, nclasses = [], [], None, None
 for line in open(log):
     line = line.strip()
     m = re.match(r'RUN (\d+)$', line)
@@ -78,6 +79,8 @@ for line in open(log):
         run = int(m.group(1))
     elif line.startswith('answer|'):
         answers.append(line.split('|')[1:])
+    elif line.startswith('classes|'):
+        nclasses = int(line.split('|')[1])
     elif line.startswith('settings|'):
         settings = line.split('|')[1:]
     else:
@@ -87,9 +90,10 @@ for line in open(log):
 # the lowest level with at most 100 classes: the codes, their first 4 digits, their first 2
 classes = [values, (values + 99) // 100, (values + 9999) // 10000]
 level = min(l for l in range(3) if classes[l] <= 100)
-expected = [str(level), str(values), str(classes[level]), str(values)]
-if len(times) != runs or any(a != expected for a in answers) or len(answers) != runs + 1:
-    sys.exit('hierarchy bench: wrong answers or runs missing: %r %r' % (answers, times))
+expected = [str(level), str(level), str(values), str(values)]
+if (len(times) != runs or any(a != expected for a in answers) or len(answers) != runs + 1
+        or nclasses != classes[level]):
+    sys.exit('hierarchy bench: wrong answers or runs missing: %r %r %r' % (answers, nclasses, times))
 median = statistics.median(times)
 print('hierarchy_generalize, %d distinct values (work_mem %s, qidrisk.max_state_memory %s)'
       % (values, settings[0], settings[1]))
