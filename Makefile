@@ -14,6 +14,7 @@ OBJS += src/hashkey.o
 OBJS += src/lattice.o
 OBJS += src/checkhistory.o
 OBJS += src/diversity.o
+OBJS += src/hierarchy.o
 DATA = $(wildcard sql/qidrisk--*.sql)
 
 TESTS = $(wildcard test/sql/*.sql)

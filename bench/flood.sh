@@ -7,8 +7,13 @@
 # and, for comparison, 60,000 random values: singleton_count, kmap_count and
 # singleton_count_key on each, timed with \timing in one psql session after a
 # warm-up.  With keyed placement the chosen data take about as long as the
-# random data (before: 5.7 s, 6.1 s and 5.6 s against about 20 ms).  Timings
-# are printed, not asserted; test/pgtap/hostile_keys.sql checks the answers.
+# random data (before: 5.7 s, 6.1 s and 5.6 s against about 20 ms).  Two more
+# chosen sets: 60,000 int8 values whose own 64-bit mix has one low half, which
+# the quantile aggregates placed values by (quantile_cuts took 4.2 s against
+# 21 ms for random values), and 60,000 whose fingerprints share their low 32
+# bits, which kmap_count's probe table placed the release's classes by (4.7 s
+# against 0.15 s).  Timings are printed, not asserted;
+# test/pgtap/hostile_keys.sql checks the answers and the placement.
 # Uses the server in PGHOST/PGPORT/PGUSER, database PGDATABASE (default
 # postgres), e.g.  NONROOT=1 pg_virtualenv -v 15 bash bench/flood.sh
 set -euo pipefail
@@ -32,13 +37,20 @@ $$;
 CREATE TEMP TABLE chosen AS
 SELECT pg_temp.unmix((x'5bd1e995'::bigint << 32) | i) # -7859690448294053229 AS v
 FROM generate_series(1, 60000) i;
+-- v = unmix(h): the mix of v (the quantile tables' old hash) has low half 0x5bd1e995
+CREATE TEMP TABLE same_hash AS
+SELECT pg_temp.unmix((i::bigint << 32) | x'5bd1e995'::bigint) AS v FROM generate_series(1, 60000) i;
+-- fingerprints whose low halves end in 0x5bd1e995 (kmap's old probe placement)
+CREATE TEMP TABLE low_run AS
+SELECT pg_temp.unmix((i::bigint << 32) | x'5bd1e995'::bigint) # -7859690448294053229 AS v
+FROM generate_series(1, 60000) i;
 CREATE TEMP TABLE random_values AS
 SELECT hashint8extended(i, 42) AS v FROM generate_series(1, 60000) i;
 CREATE TEMP TABLE keys AS
 SELECT (lpad(to_hex(i * 7919), 8, '0') || '-1dd2-11b2-8000-0242ac120002')::uuid AS k,
 	   gen_random_uuid() AS r
 FROM generate_series(1, 60000) i;
-ANALYZE chosen; ANALYZE random_values; ANALYZE keys;
+ANALYZE chosen; ANALYZE same_hash; ANALYZE low_run; ANALYZE random_values; ANALYZE keys;
 SELECT singleton_count(v) FROM chosen;
 \timing on
 \echo singleton_count, chosen int8
@@ -47,6 +59,14 @@ SELECT singleton_count(v) FROM chosen;
 SELECT singleton_count(v) FROM random_values;
 \echo kmap_count, chosen int8
 SELECT count(*) FROM kmap_count('chosen', 'chosen', ARRAY['v']);
+\echo kmap_count, random int8
+SELECT count(*) FROM kmap_count('random_values', 'random_values', ARRAY['v']);
+\echo quantile_cuts, int8 of one unkeyed hash
+SELECT cardinality(quantile_cuts(v, 2)) FROM same_hash;
+\echo quantile_cuts, random int8
+SELECT cardinality(quantile_cuts(v, 2)) FROM random_values;
+\echo kmap_count, fingerprints ending alike
+SELECT count(*) FROM kmap_count('low_run', 'low_run', ARRAY['v']);
 \echo kmap_count, random int8
 SELECT count(*) FROM kmap_count('random_values', 'random_values', ARRAY['v']);
 \echo singleton_count_key, v1-like uuids

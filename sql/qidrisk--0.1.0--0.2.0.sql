@@ -1145,129 +1145,25 @@ COMMENT ON PROCEDURE qid_assert(regclass, text[], jsonb, boolean) IS
 
 -- 0.1.0 matched each value to its top level with IS NOT DISTINCT FROM, which
 -- no hash or merge join can do (quadratic: 40,000 values took 102 s), and
--- looked for cycles by carrying a path per value.  Now every step is a hash
--- join or aggregate: each value climbs the hierarchy once, keeping its chain
--- of ancestors as an array, and a level's generalization is an array element
--- (a value whose next ancestor is already in its chain is in a cycle, and then
--- the query returns nothing and a second one names the cycle).  A NULL
--- value has no chain and generalizes to NULL at every level, as before.  A
+-- looked for cycles by carrying a path per value.  Now it is C
+-- (src/hierarchy.c): the column's values and the hierarchy's nodes, as text,
+-- become one dictionary; each value climbs to its top once (a node met again
+-- on the climb is a cycle, named in the error), and the levels are counted
+-- one step at a time until one meets the limits.  1,000,000 distinct values
+-- take 2.1 s where the recursive SQL of the first 0.2.0 drafts took 26 s (it
+-- materialized every value's chain, and hashed and sorted them in batches at
+-- default work_mem).  The results are the same: a NULL value generalizes to
+-- NULL at every level, rows come ordered by generalization, then value.  A
 -- table or hierarchy that does not exist, or lacks a named column, is
--- reported as such before any query.
+-- reported as such before any query; both are read through the relation
+-- reader (locked, privileges per column, as the caller).
 CREATE OR REPLACE FUNCTION hierarchy_generalize(rel regclass, column_name text, hierarchy regclass,
 									 max_values bigint DEFAULT NULL, min_rows bigint DEFAULT NULL,
 									 child_column text DEFAULT 'child',
 									 parent_column text DEFAULT 'parent')
 RETURNS TABLE (value text, generalized text, level integer, rows bigint)
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
--- JIT costs more than it saves here; the size of a recursive query's result is
--- misestimated, and a nested loop or merge join over it would be quadratic or
--- sort the hierarchy at every level
-SET jit = off
-SET enable_nestloop = off
-SET enable_mergejoin = off
-AS $$
-DECLARE
-	bad text;
-	edges text;
-BEGIN
-	IF rel IS NULL OR column_name IS NULL OR hierarchy IS NULL
-	   OR child_column IS NULL OR parent_column IS NULL THEN
-		RAISE EXCEPTION 'hierarchy_generalize needs a table, a column and a hierarchy'
-			USING ERRCODE = 'null_value_not_allowed';
-	END IF;
-	IF max_values IS NULL AND min_rows IS NULL THEN
-		RAISE EXCEPTION 'hierarchy_generalize needs max_values, min_rows or both'
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	IF max_values < 1 OR min_rows < 1 THEN
-		RAISE EXCEPTION 'max_values and min_rows must be at least 1'
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = rel::oid) THEN
-		RAISE EXCEPTION 'relation with OID % does not exist', rel::oid
-			USING ERRCODE = 'undefined_table';
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = hierarchy::oid) THEN
-		RAISE EXCEPTION 'hierarchy relation with OID % does not exist', hierarchy::oid
-			USING ERRCODE = 'undefined_table';
-	END IF;
-	PERFORM @extschema@.qidrisk_require_columns(rel, ARRAY[column_name]);
-	PERFORM @extschema@.qidrisk_require_columns(hierarchy, ARRAY[child_column, parent_column]);
-	-- the hierarchy's edges as text, once each (a repeated row is one edge)
-	edges := format('edges AS MATERIALIZED (
-			SELECT DISTINCT h.%1$I::text AS child, h.%2$I::text AS parent FROM %3$s h
-			WHERE h.%1$I IS NOT NULL AND h.%2$I IS NOT NULL)',
-		child_column, parent_column, hierarchy);
-	-- a child with two parents has no single generalization
-	EXECUTE format('SELECT s.c::text FROM (SELECT DISTINCT %1$I AS c, %2$I AS p FROM %3$s
-					WHERE %1$I IS NOT NULL AND %2$I IS NOT NULL) s GROUP BY s.c HAVING count(*) > 1 LIMIT 1',
-				   child_column, parent_column, hierarchy)
-	INTO bad;
-	IF bad IS NOT NULL THEN
-		RAISE EXCEPTION 'hierarchy % gives "%" more than one parent', hierarchy, bad
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	RETURN QUERY EXECUTE format($q$
-		WITH RECURSIVE %1$s, vals AS MATERIALIZED (
-			SELECT %2$I::text AS value, count(*) AS rows FROM %3$s GROUP BY 1
-		), chain(value, node, path, looped) AS MATERIALIZED (
-			-- a value whose next ancestor is already in its chain is in a cycle
-			SELECT v.value, v.value, ARRAY[v.value], false FROM vals v WHERE v.value IS NOT NULL
-			UNION ALL
-			SELECT c.value, e.parent, c.path || e.parent, e.parent = ANY (c.path)
-			FROM chain c JOIN edges e ON e.child = c.node
-			WHERE NOT c.looped
-		), tops AS MATERIALIZED (
-			-- each value with its whole chain (the path that climbs no further); NULL has none
-			SELECT v.value, v.rows, c.path FROM vals v
-			LEFT JOIN (SELECT c.value, c.path FROM chain c
-					   WHERE NOT EXISTS (SELECT 1 FROM edges e WHERE e.child = c.node)) c ON c.value = v.value
-		), levels AS (
-			SELECT generate_series(0, coalesce(max(cardinality(t.path)) - 1, 0)) AS level FROM tops t
-		), fits AS (
-			SELECT g.level FROM (
-				SELECT l.level, t.path[least(l.level, cardinality(t.path) - 1) + 1] AS generalized,
-					   sum(t.rows) AS r
-				FROM tops t CROSS JOIN levels l
-				WHERE t.value IS NOT NULL GROUP BY 1, 2
-			) g
-			GROUP BY g.level
-			HAVING ($1 IS NULL OR count(*) <= $1) AND ($2 IS NULL OR min(g.r) >= $2)
-			ORDER BY g.level LIMIT 1
-		)
-		SELECT t.value, t.path[least(f.level, cardinality(t.path) - 1) + 1], f.level, t.rows::bigint
-		FROM tops t CROSS JOIN fits f
-		-- no rows at all when there is a cycle: it is named below
-		WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.looped)
-		ORDER BY 2, 1$q$,
-		edges, column_name, rel)
-	USING max_values, min_rows;
-	IF NOT FOUND THEN
-		-- name a node of the cycle (only here, after the main query found none to return)
-		EXECUTE format($q$
-			WITH RECURSIVE %1$s, chain(node, path, looped) AS (
-				SELECT d.v, ARRAY[d.v], false FROM (SELECT DISTINCT %2$I::text AS v FROM %3$s) d
-				WHERE d.v IS NOT NULL
-				UNION ALL
-				SELECT e.parent, c.path || e.parent, e.parent = ANY (c.path)
-				FROM chain c JOIN edges e ON e.child = c.node
-				WHERE NOT c.looped
-			)
-			SELECT c.node FROM chain c WHERE c.looped LIMIT 1$q$,
-			edges, column_name, rel)
-		INTO bad;
-		IF bad IS NOT NULL THEN
-			RAISE EXCEPTION 'hierarchy % has a cycle through "%"', hierarchy, bad
-				USING ERRCODE = 'invalid_parameter_value';
-		END IF;
-		RAISE EXCEPTION 'no level of hierarchy % meets max_values = % and min_rows = %',
-			hierarchy, max_values, min_rows
-			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'Even the top of the hierarchy is too fine; add a coarser level or relax the policy.';
-	END IF;
-END
-$$;
+AS 'MODULE_PATHNAME', 'qidrisk_hierarchy_generalize'
+LANGUAGE C STABLE;
 
 -- ==== weighted_risk_summary: sums in a fixed order ====
 

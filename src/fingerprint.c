@@ -76,23 +76,11 @@ struct QidHasher
 	QidColumn	columns[FLEXIBLE_ARRAY_MEMBER];
 };
 
-/* Mix 64 bits thoroughly (the finalizer of MurmurHash3) */
-static inline uint64
-Mix64(uint64 h)
-{
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
-
 /* Fold one column's hash into a running, order-sensitive fingerprint half */
 static inline uint64
 FoldColumn(uint64 running, uint64 column_hash)
 {
-	return Mix64((running * UINT64CONST(0x9e3779b97f4a7c15)) ^ column_hash);
+	return QidMix64((running * UINT64CONST(0x9e3779b97f4a7c15)) ^ column_hash);
 }
 
 /*
@@ -493,7 +481,7 @@ ReadWord(const char *at, int left)
 
 /*
  * Hash bytes to both fingerprint halves in one pass of eight bytes at a
- * time, each half its own chain of Mix64 over the words (the high half's
+ * time, each half its own chain of QidMix64 over the words (the high half's
  * words multiplied first); the length enters first, so trailing zero bytes
  * count.  Not cryptographic, like the core hash functions it replaces.
  */
@@ -510,8 +498,8 @@ HashBytes(const void *bytes, int length, uint64 seed_lo, uint64 seed_hi,
 	{
 		uint64		word = ReadWord(at, left);
 
-		a = Mix64(a ^ word);
-		b = Mix64(b ^ (word * BYTES_HI_MULTIPLIER));
+		a = QidMix64(a ^ word);
+		b = QidMix64(b ^ (word * BYTES_HI_MULTIPLIER));
 		at += sizeof(uint64);
 		left -= (int) sizeof(uint64);
 	}

@@ -6,12 +6,13 @@
  * A fingerprint is a fixed, public function of the values, and for an int8
  * column an invertible one, so whoever writes a table can choose values
  * whose fingerprints share a hash bucket (quadratic time) or all fall out of
- * a distinct sample (an estimate of 0).  So in-memory placement mixes the
- * fingerprint with a random key drawn per table, and the approximate
- * aggregates sample by a keyed permutation of the fingerprint, the key being
- * secret and new for every statement.  Neither key changes what is counted,
- * stored or compared: fingerprints, qid_key and serialized states keep their
- * definition.
+ * a distinct sample (an estimate of 0); the same holds for the values
+ * themselves in tables of distinct values.  So in-memory placement mixes the
+ * fingerprint, or the value, with a random key drawn per table (or query),
+ * and the approximate aggregates sample by a keyed permutation of the
+ * fingerprint, the key being secret and new for every statement.  Neither key
+ * changes what is counted, stored or compared: fingerprints, qid_key and
+ * serialized states keep their definition.
  */
 #include "postgres.h"
 
@@ -24,6 +25,10 @@
 #include "common/sha2.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
 
 #include "qidrisk.h"
 
@@ -46,6 +51,58 @@ QidPlacementKeyCreate(void)
 	key.k0 = pg_prng_uint64(&pg_global_prng_state);
 	key.k1 = pg_prng_uint64(&pg_global_prng_state);
 	return key;
+}
+
+/*
+ * Prepare the keyed hashing of one type's values under a collation.  The
+ * caller has checked that the type has a default hash opclass.  Types whose
+ * equality is equality of the Datum's bits are hashed by their bits, floats
+ * too when the caller has made -0 and 0 one Datum and refuses NaN; the key
+ * is drawn here, so each table (or query) has its own.
+ */
+void
+QidValueHashInit(QidValueHash *vh, Oid type, Oid collation, bool floats, MemoryContext context)
+{
+	TypeCacheEntry *entry = lookup_type_cache(type, TYPECACHE_HASH_PROC_FINFO |
+											  TYPECACHE_EQ_OPR_FINFO |
+											  TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+
+	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
+		elog(ERROR, "type %s has no default hash support", format_type_be(type));
+	vh->collation = collation;
+	vh->key = pg_prng_uint64(&pg_global_prng_state);
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case TIMEOID:
+		case OIDOID:
+		case BOOLOID:
+		case CHAROID:
+			vh->bitwise = true;
+			break;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			vh->bitwise = floats;
+			break;
+		default:
+			vh->bitwise = false;
+	}
+	/* text's hash and equality are those of its bytes under a deterministic collation */
+	vh->bytewise = (type == BYTEAOID && entry->hash_extended_proc == F_HASHVARLENAEXTENDED) ||
+		((type == TEXTOID || type == VARCHAROID) &&
+		 entry->hash_extended_proc == F_HASHTEXTEXTENDED &&
+		 OidIsValid(collation) && get_collation_isdeterministic(collation));
+	vh->extended = OidIsValid(entry->hash_extended_proc);
+	if (vh->extended)
+		fmgr_info_copy(&vh->hash, &entry->hash_extended_proc_finfo, context);
+	else
+		fmgr_info_copy(&vh->hash, &entry->hash_proc_finfo, context);
+	fmgr_info_copy(&vh->equal, &entry->eq_opr_finfo, context);
 }
 
 /* Derive a sampling key: SHA-256 over the given words, read as three halves */

@@ -134,10 +134,15 @@ typedef struct KmapState
  * prefetched while the previous ones are compared.  The population is
  * scanned by the aggregate qidrisk_kmap_probe, so PostgreSQL may split the
  * scan over parallel workers: every worker lays the same keys out the same
- * way, and partial states add their sums bucket by bucket.
+ * way, and partial states add their sums bucket by bucket.  A fingerprint's
+ * first bucket comes from a placement key that kmap_count draws at random
+ * and passes ahead of the fingerprints: placed by the fingerprint's own bits,
+ * chosen values (an int8 column's fingerprint can be inverted) fell into one
+ * run of buckets, and laying them out and probing them took quadratic time.
  */
 typedef struct KmapProbe
 {
+	QidPlacementKey placement;	/* the keys argument's first 16 bytes */
 	QidFingerprint *keys;		/* NULL in a deserialized state: sums only */
 	double	   *sums;
 	uint64		digest;			/* of the keys argument: states of other keys differ */
@@ -147,6 +152,7 @@ typedef struct KmapProbe
 	double		bytes;
 	int			nbatch;
 	QidFingerprint batch[PROBE_BATCH];
+	uint64		homes[PROBE_BATCH]; /* the batch's first buckets */
 	double		weights[PROBE_BATCH];
 } KmapProbe;
 
@@ -421,12 +427,17 @@ ProbeKey(QidFingerprint *fp)
 		fp->hi = 1;
 }
 
-/* Find the bucket of fp: its own, or the empty one where it would go */
+/* The first bucket fp may occupy */
 static inline uint64
-ProbeBucket(const KmapProbe *probe, const QidFingerprint *fp)
+ProbeHome(const KmapProbe *probe, const QidFingerprint *fp)
 {
-	uint64		i = fp->lo & probe->mask;
+	return QidPlacementHash(fp, &probe->placement) & probe->mask;
+}
 
+/* Find the bucket of fp from its first one: its own, or the empty one where it would go */
+static inline uint64
+ProbeBucket(const KmapProbe *probe, const QidFingerprint *fp, uint64 i)
+{
 	while ((probe->keys[i].lo | probe->keys[i].hi) != 0 &&
 		   (probe->keys[i].lo != fp->lo || probe->keys[i].hi != fp->hi))
 		i = (i + 1) & probe->mask;
@@ -452,13 +463,26 @@ ProbeAllocate(MemoryContext context, uint64 size, bool with_keys, int64 classes)
 	return probe;
 }
 
-/* Lay out the nkeys fingerprints at bytes (unaligned) in a probe table */
+/*
+ * Lay out a probe table from a keys argument's bytes (unaligned): the
+ * placement key, then the release's fingerprints
+ */
 static KmapProbe *
-ProbeCreate(MemoryContext context, const char *bytes, int64 nkeys)
+ProbeCreate(MemoryContext context, const char *bytes, Size length)
 {
-	uint64		size = pg_nextpower2_64(Max((uint64) nkeys * 3 / 2 + 1, 64));
-	KmapProbe  *probe = ProbeAllocate(context, size, true, nkeys);
+	int64		nkeys;
+	uint64		size;
+	KmapProbe  *probe;
 
+	if (length < sizeof(QidPlacementKey) || length % sizeof(QidFingerprint) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("qidrisk_kmap_probe: keys must be a 16-byte placement key and whole 16-byte fingerprints")));
+	nkeys = (int64) (length / sizeof(QidFingerprint)) - 1;
+	size = pg_nextpower2_64(Max((uint64) nkeys * 3 / 2 + 1, 64));
+	probe = ProbeAllocate(context, size, true, nkeys);
+	memcpy(&probe->placement, bytes, sizeof(QidPlacementKey));
+	bytes += sizeof(QidPlacementKey);
 	for (int64 k = 0; k < nkeys; k++)
 	{
 		QidFingerprint fp;
@@ -468,7 +492,7 @@ ProbeCreate(MemoryContext context, const char *bytes, int64 nkeys)
 
 		memcpy(&fp, bytes + k * sizeof(QidFingerprint), sizeof(QidFingerprint));
 		ProbeKey(&fp);
-		probe->keys[ProbeBucket(probe, &fp)] = fp;
+		probe->keys[ProbeBucket(probe, &fp, ProbeHome(probe, &fp))] = fp;
 	}
 	return probe;
 }
@@ -479,7 +503,7 @@ ProbeFlush(KmapProbe *probe)
 {
 	for (int j = 0; j < probe->nbatch; j++)
 	{
-		uint64		i = ProbeBucket(probe, &probe->batch[j]);
+		uint64		i = ProbeBucket(probe, &probe->batch[j], probe->homes[j]);
 
 		if ((probe->keys[i].lo | probe->keys[i].hi) != 0)
 			probe->sums[i] += probe->weights[j];
@@ -558,12 +582,7 @@ qidrisk_kmap_probe_transfn(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("qidrisk_kmap_probe: keys must not be NULL")));
 		keys = PG_GETARG_BYTEA_PP(1);
-		if (VARSIZE_ANY_EXHDR(keys) % sizeof(QidFingerprint) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-					 errmsg("qidrisk_kmap_probe: keys must be whole 16-byte fingerprints")));
-		probe = ProbeCreate(aggcontext, VARDATA_ANY(keys),
-							VARSIZE_ANY_EXHDR(keys) / sizeof(QidFingerprint));
+		probe = ProbeCreate(aggcontext, VARDATA_ANY(keys), VARSIZE_ANY_EXHDR(keys));
 		probe->digest = ProbeDigest(keys);
 		probe->given = DatumGetPointer(PG_GETARG_DATUM(1));
 		probe->given_copy = MemoryContextAllocExtended(aggcontext, VARSIZE_ANY(keys),
@@ -593,8 +612,9 @@ qidrisk_kmap_probe_transfn(PG_FUNCTION_ARGS)
 	fp = &probe->batch[probe->nbatch];
 	QidFingerprintRow(hasher, fcinfo, fp);
 	ProbeKey(fp);
+	probe->homes[probe->nbatch] = ProbeHome(probe, fp);
 #ifdef __GNUC__
-	__builtin_prefetch(&probe->keys[fp->lo & probe->mask]);
+	__builtin_prefetch(&probe->keys[probe->homes[probe->nbatch]]);
 #endif
 	probe->weights[probe->nbatch] = weight;
 	if (++probe->nbatch == PROBE_BATCH)
@@ -698,7 +718,8 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 				const char *weight_name, Oid schema)
 {
 	int64		nkeys = (int64) state->classes->members;
-	Size		keys_length = nkeys * sizeof(QidFingerprint);
+	Size		keys_length;
+	QidPlacementKey placement = QidPlacementKeyCreate();
 	bytea	   *keys;
 	char	   *out;
 	KmapProbe  *probe;
@@ -709,19 +730,30 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 	Datum		args[1];
 	int			rc;
 
+	/* the keys go to the scan as one bytea parameter, which holds at most 1 GB */
+	if (nkeys >= (int64) ((MaxAllocSize - VARHDRSZ) / sizeof(QidFingerprint)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s: the release has " INT64_FORMAT " classes; at most " INT64_FORMAT " are supported",
+						state->funcname, nkeys,
+						(int64) ((MaxAllocSize - VARHDRSZ) / sizeof(QidFingerprint)) - 1),
+				 errhint("Compare a coarser release, or the release in parts (WHERE on a QID column in a view).")));
+	keys_length = (nkeys + 1) * sizeof(QidFingerprint);
 	state->memory += keys_length;
 	if (state->memory > (double) state->budget)
 		KmapBudgetExceeded(state, state->memory);
 	keys = MemoryContextAllocExtended(state->context, VARHDRSZ + keys_length, MCXT_ALLOC_HUGE);
 	SET_VARSIZE(keys, VARHDRSZ + keys_length);
 	out = VARDATA(keys);
+	memcpy(out, &placement, sizeof(QidPlacementKey));
+	out += sizeof(QidPlacementKey);
 	kmaphash_start_iterate(state->classes, &it);
 	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
 	{
 		memcpy(out, &entry->key, sizeof(QidFingerprint));
 		out += sizeof(QidFingerprint);
 	}
-	probe = ProbeCreate(state->context, VARDATA(keys), nkeys);
+	probe = ProbeCreate(state->context, VARDATA(keys), keys_length);
 	if (state->memory + probe->bytes > (double) state->budget)
 		KmapBudgetExceeded(state, state->memory + probe->bytes);
 
@@ -760,7 +792,7 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 		if ((++state->scanned & KMAP_INTERRUPT_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
 		ProbeKey(&fp);
-		entry->population = probe->sums[ProbeBucket(probe, &fp)];
+		entry->population = probe->sums[ProbeBucket(probe, &fp, ProbeHome(probe, &fp))];
 	}
 	SPI_freetuptable(SPI_tuptable);
 	pfree(probe->keys);

@@ -131,11 +131,9 @@ typedef struct ValueDict
 {
 	Oid			type;
 	Oid			collation;
-	bool		bitwise;
 	bool		typbyval;
 	int16		typlen;
-	FmgrInfo	hash;
-	FmgrInfo	equal;
+	QidValueHash hash;			/* keyed placement and equality (hashkey.c) */
 	int32		null_code;
 	int32		ndistinct;
 	Size		bytes;
@@ -150,23 +148,12 @@ typedef struct ValueEntry
 	char		status;
 } ValueEntry;
 
-/* Hash a value as its type does (by its bits when that is the same) */
-static inline uint32
-ValueHash(ValueDict *dict, Datum value)
-{
-	if (dict->bitwise)
-		return QidDatumBitsHash((uint64) value ^ lattice_hash_seed);
-	return QidDatumHash(false, &dict->hash, dict->collation, value);
-}
-
 #define SH_PREFIX valuehash
 #define SH_ELEMENT_TYPE ValueEntry
 #define SH_KEY_TYPE Datum
 #define SH_KEY value
-#define SH_HASH_KEY(tb, key) ValueHash((ValueDict *) (tb)->private_data, key)
-#define SH_EQUAL(tb, a, b) QidDatumEqual(((ValueDict *) (tb)->private_data)->bitwise, \
-										 &((ValueDict *) (tb)->private_data)->equal, \
-										 ((ValueDict *) (tb)->private_data)->collation, a, b)
+#define SH_HASH_KEY(tb, key) QidValueHashOf(&((ValueDict *) (tb)->private_data)->hash, key)
+#define SH_EQUAL(tb, a, b) QidValueHashEqual(&((ValueDict *) (tb)->private_data)->hash, a, b)
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a) ((a)->hash)
 #define SH_SCOPE static inline
@@ -294,7 +281,7 @@ ValueDictInit(ValueDict *dict, Oid type, Oid collation, const char *name,
 {
 	TypeCacheEntry *entry;
 
-	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO);
+	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR);
 	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
@@ -305,25 +292,7 @@ ValueDictInit(ValueDict *dict, Oid type, Oid collation, const char *name,
 	dict->type = type;
 	dict->collation = collation;
 	get_typlenbyval(type, &dict->typlen, &dict->typbyval);
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case TIMEOID:
-		case OIDOID:
-		case BOOLOID:
-		case CHAROID:
-			dict->bitwise = true;
-			break;
-		default:
-			dict->bitwise = false;
-	}
-	fmgr_info_copy(&dict->hash, &entry->hash_proc_finfo, CurrentMemoryContext);
-	fmgr_info_copy(&dict->equal, &entry->eq_opr_finfo, CurrentMemoryContext);
+	QidValueHashInit(&dict->hash, type, collation, false, CurrentMemoryContext);
 	dict->null_code = -1;
 	dict->table = valuehash_create(CurrentMemoryContext, 256, dict);
 }

@@ -11,6 +11,7 @@
 
 #include "access/tupdesc.h"
 #include "catalog/pg_type_d.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
@@ -74,6 +75,117 @@ extern bool QidScalarArgument(const QidHasher *hasher, FunctionCallInfo fcinfo,
 extern void QidFingerprintScalar(Datum value, QidFingerprint *fp);
 extern void QidCheckKeyNotConstant(FunctionCallInfo fcinfo, int argno);
 extern Oid	QidArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid);
+
+/* ---- hashkey.c ---- */
+
+/* qidrisk.sample_seed: a fixed sampling key for reproducible output (superuser) */
+extern int	qidrisk_sample_seed;
+
+/* Mix 64 bits thoroughly (the finalizer of MurmurHash3) */
+static inline uint64
+QidMix64(uint64 h)
+{
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
+/* A random key for one hash table's bucket placement */
+typedef struct QidPlacementKey
+{
+	uint64		k0;
+	uint64		k1;
+} QidPlacementKey;
+
+/*
+ * The bucket of a fingerprint under a placement key.  Both halves count (a
+ * chosen uuid may repeat one half), and without the key the bucket of a
+ * fingerprint cannot be known, so data cannot be chosen to share a bucket.
+ */
+static inline uint32
+QidPlacementHash(const QidFingerprint *fp, const QidPlacementKey *key)
+{
+	return (uint32) QidMix64((fp->lo ^ key->k0) +
+							 (fp->hi ^ key->k1) * UINT64CONST(0x9e3779b97f4a7c15));
+}
+
+/* A secret key under which the approximate aggregates sample classes */
+typedef struct QidSampleKey
+{
+	uint64		k0;
+	uint64		k1;
+	uint64		k2;
+} QidSampleKey;
+
+/*
+ * How a hash table places and compares the values of one type: by the bits
+ * of the Datum where equal values have equal Datums, else by the type's hash
+ * and equality under a collation.  The hash is keyed by a random key drawn
+ * per table or per query, so values cannot be chosen to share a bucket.
+ */
+typedef struct QidValueHash
+{
+	Oid			collation;
+	bool		bitwise;		/* equal values have equal Datums */
+	bool		bytewise;		/* equal values have equal bytes (text under a
+								 * deterministic collation, bytea), hashed as
+								 * the type's extended hash would */
+	bool		extended;		/* hash is the type's seeded extended hash */
+	uint64		key;
+	FmgrInfo	hash;
+	FmgrInfo	equal;
+} QidValueHash;
+
+/* Whether a bytewise value can be read in place (not compressed or external) */
+static inline bool
+QidValueInPlace(Datum value)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(value);
+
+	return !VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v);
+}
+
+/* The keyed 32-bit hash of a value */
+static inline uint32
+QidValueHashOf(QidValueHash *vh, Datum value)
+{
+	if (vh->bitwise)
+		return (uint32) QidMix64((uint64) value ^ vh->key);
+	/* what hashtextextended and hashvarlenaextended compute, without the call */
+	if (vh->bytewise && QidValueInPlace(value))
+		return (uint32) hash_bytes_extended((unsigned char *) VARDATA_ANY(DatumGetPointer(value)),
+											VARSIZE_ANY_EXHDR(DatumGetPointer(value)), vh->key);
+	if (vh->extended)
+		return (uint32) DatumGetUInt64(FunctionCall2Coll(&vh->hash, vh->collation, value,
+														 UInt64GetDatum(vh->key)));
+	/* a type without an extended hash: only a mix of its 32-bit hash is keyed */
+	return (uint32) QidMix64(DatumGetUInt32(FunctionCall1Coll(&vh->hash, vh->collation,
+															  value)) ^ vh->key);
+}
+
+/* Whether two values are equal, by bits or by the type's equality */
+static inline bool
+QidValueHashEqual(QidValueHash *vh, Datum a, Datum b)
+{
+	if (vh->bitwise)
+		return a == b;
+	if (vh->bytewise && QidValueInPlace(a) && QidValueInPlace(b))
+		return VARSIZE_ANY_EXHDR(DatumGetPointer(a)) == VARSIZE_ANY_EXHDR(DatumGetPointer(b)) &&
+			memcmp(VARDATA_ANY(DatumGetPointer(a)), VARDATA_ANY(DatumGetPointer(b)),
+				   VARSIZE_ANY_EXHDR(DatumGetPointer(a))) == 0;
+	return DatumGetBool(FunctionCall2Coll(&vh->equal, vh->collation, a, b));
+}
+
+extern QidPlacementKey QidPlacementKeyCreate(void);
+extern void QidValueHashInit(QidValueHash *vh, Oid type, Oid collation, bool floats,
+							 MemoryContext context);
+extern void QidSampleKeyGet(QidSampleKey *key);
+extern void QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in,
+							 QidFingerprint *out);
+extern void QidKeyRemix(QidFingerprint *fp);
 
 /* ---- freqstate.c ---- */
 
@@ -226,9 +338,7 @@ typedef struct ValueType
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
-	bool		bitwise;		/* equal values have equal Datums */
-	FmgrInfo	hash;			/* the type's hash support, if not bitwise */
-	FmgrInfo	equal;
+	QidValueHash hash;			/* places values in the state's hash table */
 	SortSupportData sort;		/* the type's default ordering */
 } ValueType;
 
@@ -263,36 +373,6 @@ extern int64 OptimalCuts(const double *values, const int64 *counts, int64 nvalue
 						 int64 k, ClusterCost cost, int64 *starts, double *total_cost);
 
 /* ---- qidsearch.c ---- */
-
-/* Mix all 64 bits of a by-value Datum into a 32-bit hash (also quantile.c's) */
-static inline uint32
-QidDatumBitsHash(uint64 bits)
-{
-	bits ^= bits >> 33;
-	bits *= UINT64CONST(0xff51afd7ed558ccd);
-	bits ^= bits >> 33;
-	bits *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	bits ^= bits >> 33;
-	return (uint32) bits;
-}
-
-/* Hash a Datum for a hash table: its bits when equal values have equal Datums */
-static inline uint32
-QidDatumHash(bool bitwise, FmgrInfo *hash, Oid collation, Datum value)
-{
-	if (bitwise)
-		return QidDatumBitsHash((uint64) value);
-	return DatumGetUInt32(FunctionCall1Coll(hash, collation, value));
-}
-
-/* Compare two Datums for a hash table, by bits or by the type's equality */
-static inline bool
-QidDatumEqual(bool bitwise, FmgrInfo *equal, Oid collation, Datum a, Datum b)
-{
-	if (bitwise)
-		return a == b;
-	return DatumGetBool(FunctionCall2Coll(equal, collation, a, b));
-}
 
 /* Whether type holds numbers that convert to float8 (means, weights) */
 static inline bool
@@ -462,56 +542,6 @@ extern void QidSketchAddRow(QidSketch *sketch, const QidFingerprint *fp);
 extern void QidSketchMerge(QidSketch *into, const QidSketch *from);
 extern bytea *QidSketchSerialize(const QidSketch *sketch);
 extern QidSketch *QidSketchDeserialize(MemoryContext context, bytea *bytes);
-
-/* ---- hashkey.c ---- */
-
-/* qidrisk.sample_seed: a fixed sampling key for reproducible output (superuser) */
-extern int	qidrisk_sample_seed;
-
-/* Mix 64 bits thoroughly (the finalizer of MurmurHash3) */
-static inline uint64
-QidMix64(uint64 h)
-{
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
-
-/* A random key for one hash table's bucket placement */
-typedef struct QidPlacementKey
-{
-	uint64		k0;
-	uint64		k1;
-} QidPlacementKey;
-
-/*
- * The bucket of a fingerprint under a placement key.  Both halves count (a
- * chosen uuid may repeat one half), and without the key the bucket of a
- * fingerprint cannot be known, so data cannot be chosen to share a bucket.
- */
-static inline uint32
-QidPlacementHash(const QidFingerprint *fp, const QidPlacementKey *key)
-{
-	return (uint32) QidMix64((fp->lo ^ key->k0) +
-							 (fp->hi ^ key->k1) * UINT64CONST(0x9e3779b97f4a7c15));
-}
-
-/* A secret key under which the approximate aggregates sample classes */
-typedef struct QidSampleKey
-{
-	uint64		k0;
-	uint64		k1;
-	uint64		k2;
-} QidSampleKey;
-
-extern QidPlacementKey QidPlacementKeyCreate(void);
-extern void QidSampleKeyGet(QidSampleKey *key);
-extern void QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in,
-							 QidFingerprint *out);
-extern void QidKeyRemix(QidFingerprint *fp);
 
 /* ---- qidkey.c ---- */
 

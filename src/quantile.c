@@ -58,24 +58,13 @@ typedef struct ValueEntry
 	char		status;
 } ValueEntry;
 
-static inline uint32
-ValueHash(ValueType *vt, Datum value)
-{
-	return QidDatumHash(vt->bitwise, &vt->hash, vt->collation, value);
-}
-
-static inline bool
-ValueEqual(ValueType *vt, Datum a, Datum b)
-{
-	return QidDatumEqual(vt->bitwise, &vt->equal, vt->collation, a, b);
-}
-
 #define SH_PREFIX valuehash
 #define SH_ELEMENT_TYPE ValueEntry
 #define SH_KEY_TYPE Datum
 #define SH_KEY value
-#define SH_HASH_KEY(tb, key) ValueHash((ValueType *) (tb)->private_data, key)
-#define SH_EQUAL(tb, a, b) ValueEqual((ValueType *) (tb)->private_data, a, b)
+/* keyed placement (hashkey.c): chosen values cannot share a bucket */
+#define SH_HASH_KEY(tb, key) QidValueHashOf(&((ValueType *) (tb)->private_data)->hash, key)
+#define SH_EQUAL(tb, a, b) QidValueHashEqual(&((ValueType *) (tb)->private_data)->hash, a, b)
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a) ((a)->hash)
 #define SH_SCOPE static inline
@@ -108,8 +97,9 @@ typedef struct ValueCountState
 } ValueCountState;
 
 /*
- * Describe a value type: refuse types without a default ordering, and hash
- * the types whose equality is bit equality of the Datum directly.
+ * Describe a value type: refuse types without a default ordering or hashing;
+ * values are placed by a hash keyed per state (floats by their bits, as the
+ * transition functions make -0 and 0 one Datum and refuse NaN).
  */
 ValueType *
 ValueTypeGet(MemoryContext context, Oid type, Oid collation, const char *funcname)
@@ -119,8 +109,7 @@ ValueTypeGet(MemoryContext context, Oid type, Oid collation, const char *funcnam
 	MemoryContext old;
 
 	entry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_EQ_OPR |
-							  TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR_FINFO |
-							  TYPECACHE_HASH_PROC_FINFO);
+							  TYPECACHE_HASH_PROC);
 	if (!OidIsValid(entry->lt_opr))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
@@ -136,27 +125,8 @@ ValueTypeGet(MemoryContext context, Oid type, Oid collation, const char *funcnam
 	vt->type = type;
 	vt->collation = collation;
 	get_typlenbyvalalign(type, &vt->typlen, &vt->typbyval, &vt->typalign);
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case TIMEOID:
-		case OIDOID:
-		case BOOLOID:
-		case FLOAT4OID:		/* normalized: -0 becomes 0, NaN refused */
-		case FLOAT8OID:
-			vt->bitwise = true;
-			break;
-		default:
-			vt->bitwise = false;
-	}
+	QidValueHashInit(&vt->hash, type, collation, true, context);
 	old = MemoryContextSwitchTo(context);
-	fmgr_info_copy(&vt->hash, &entry->hash_proc_finfo, context);
-	fmgr_info_copy(&vt->equal, &entry->eq_opr_finfo, context);
 	vt->sort.ssup_cxt = context;
 	vt->sort.ssup_collation = collation;
 	vt->sort.ssup_nulls_first = false;

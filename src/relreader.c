@@ -14,8 +14,8 @@
  * The dictionary encoder shared by qid_search and qar_* turns each column's
  * values into dense integer codes: values equal under the type's default hash
  * equality and the column's collation share a code, NULL is one more code.
- * Its hash tables place values by a hash keyed with a per-query random seed,
- * so that chosen values cannot make them degenerate.
+ * Its hash tables place values by a hash keyed with a random key per column
+ * and query (hashkey.c), so that chosen values cannot make them degenerate.
  */
 #include "postgres.h"
 
@@ -26,7 +26,6 @@
 #include "catalog/heap.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "common/pg_prng.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -352,13 +351,9 @@ typedef struct EncodeColumn
 {
 	Oid			type;
 	Oid			collation;
-	bool		bitwise;		/* equal values have equal Datums */
-	bool		extended;		/* hash is the type's seeded extended hash */
 	bool		typbyval;
 	int16		typlen;
-	uint64		seed;			/* this query's random hash key */
-	FmgrInfo	hash;
-	FmgrInfo	equal;
+	QidValueHash hash;			/* keyed placement and equality (hashkey.c) */
 	int32		null_code;		/* the code of NULL, -1 until seen */
 	int32		ndistinct;
 	Size		value_bytes;	/* bytes of copied by-reference values */
@@ -377,32 +372,12 @@ typedef struct CodeEntry
 	char		status;
 } CodeEntry;
 
-/* Hash a value, keyed by the query's seed so placement cannot be chosen */
-static inline uint32
-CodeHash(EncodeColumn *column, Datum value)
-{
-	if (column->bitwise)
-		return QidDatumBitsHash((uint64) value ^ column->seed);
-	if (column->extended)
-		return (uint32) DatumGetUInt64(FunctionCall2Coll(&column->hash, column->collation, value,
-														 UInt64GetDatum(column->seed)));
-	return QidDatumBitsHash(DatumGetUInt32(FunctionCall1Coll(&column->hash, column->collation,
-															 value)) ^ column->seed);
-}
-
-/* Compare two values with the type's equality under the column's collation */
-static inline bool
-CodeEqual(EncodeColumn *column, Datum a, Datum b)
-{
-	return QidDatumEqual(column->bitwise, &column->equal, column->collation, a, b);
-}
-
 #define SH_PREFIX codehash
 #define SH_ELEMENT_TYPE CodeEntry
 #define SH_KEY_TYPE Datum
 #define SH_KEY value
-#define SH_HASH_KEY(tb, key) CodeHash((EncodeColumn *) (tb)->private_data, key)
-#define SH_EQUAL(tb, a, b) CodeEqual((EncodeColumn *) (tb)->private_data, a, b)
+#define SH_HASH_KEY(tb, key) QidValueHashOf(&((EncodeColumn *) (tb)->private_data)->hash, key)
+#define SH_EQUAL(tb, a, b) QidValueHashEqual(&((EncodeColumn *) (tb)->private_data)->hash, a, b)
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a) ((a)->hash)
 #define SH_SCOPE static inline
@@ -428,12 +403,11 @@ QidCheckSearchMemory(double bytes, const char *funcname, const char *what)
 /* Prepare the hashing of one column of the executed query's result */
 static void
 EncodeColumnInit(EncodeColumn *column, Oid type, Oid collation, const char *name,
-				 bool rank, uint64 seed, const char *funcname)
+				 bool rank, const char *funcname)
 {
 	TypeCacheEntry *entry;
 
-	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO |
-							  TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR);
 	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
@@ -442,31 +416,8 @@ EncodeColumnInit(EncodeColumn *column, Oid type, Oid collation, const char *name
 				 errhint("Leave the column out, or compare a hashable expression of it in a view.")));
 	column->type = type;
 	column->collation = collation;
-	column->seed = seed;
 	get_typlenbyval(type, &column->typlen, &column->typbyval);
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case TIMEOID:
-		case OIDOID:
-		case BOOLOID:
-		case CHAROID:
-			column->bitwise = true;
-			break;
-		default:
-			column->bitwise = false;
-	}
-	column->extended = OidIsValid(entry->hash_extended_proc);
-	if (column->extended)
-		fmgr_info_copy(&column->hash, &entry->hash_extended_proc_finfo, CurrentMemoryContext);
-	else
-		fmgr_info_copy(&column->hash, &entry->hash_proc_finfo, CurrentMemoryContext);
-	fmgr_info_copy(&column->equal, &entry->eq_opr_finfo, CurrentMemoryContext);
+	QidValueHashInit(&column->hash, type, collation, false, CurrentMemoryContext);
 	column->null_code = -1;
 	if (rank)
 	{
@@ -628,7 +579,6 @@ QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char 
 	int64		capacity = 0;
 	int64		max_rows = options->max_rows > 0 ? options->max_rows : PG_INT32_MAX - 2;
 	double		key_bytes = 0;
-	uint64		seed = pg_prng_uint64(&pg_global_prng_state);
 	bool		pushed;
 	int			ret;
 
@@ -675,7 +625,7 @@ QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char 
 			Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
 
 			EncodeColumnInit(&columns[i], att->atttypid, att->attcollation,
-							 rel->names[i], options->rank, seed, funcname);
+							 rel->names[i], options->rank, funcname);
 			tables[i] = codehash_create(work, 256, &columns[i]);
 		}
 		MemoryContextSwitchTo(old);

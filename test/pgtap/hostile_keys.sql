@@ -5,7 +5,16 @@
 --     every fingerprint shares the 32 bits the hash tables used to place
 --     classes by, or has a high half of 0 (always in the distinct sample);
 --   * uuid keys that vary in few bits (uuid_generate_v1-like: one clock
---     sequence and node) or are crafted (high half 0).
+--     sequence and node) or are crafted (high half 0);
+--   * int8 values whose unkeyed 32-bit hash (the mix of the value's bits
+--     that the quantile aggregates once placed values by) is one and the
+--     same: such a table grew to ten times its values and more, so within a
+--     budget that fits 60,000 values it stopped with 54000;
+--   * int8 values whose fingerprints share their low 32 bits, by which
+--     kmap_count's probe table placed them (one run of buckets, quadratic):
+--     the table is now laid out under a placement key that kmap_count draws
+--     at random and passes ahead of the fingerprints, so two keys lay the
+--     same fingerprints out differently.
 -- Exact counts must equal GROUP BY's, estimates must lie within 10 standard
 -- errors of the truth (the standard error at 60,000 classes and the default
 -- capacity is about 245).  The time such data used to take (quadratic
@@ -17,7 +26,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(33);
+SELECT plan(41);
 
 
 CREATE TABLE t (a integer, b text);
@@ -105,6 +114,57 @@ SELECT ok((SELECT abs(approx_singleton_count(v) - 60000) < 2450 FROM biased),
 		  'set B: approx_singleton_count within 10 standard errors of 60,000');
 SELECT ok((SELECT abs((approx_class_profile(32768, v)).classes - 60000) < 2450 FROM biased),
 		  'set B: approx_class_profile within 10 standard errors of 60,000');
+
+-- Set C: values v = unmix(h) whose mix h has the same low 32 bits, which
+-- the quantile aggregates' unkeyed hash tables placed values by
+CREATE FUNCTION pg_temp.mix(h bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+	SELECT pg_temp.xs33(pg_temp.mul(pg_temp.xs33(pg_temp.mul(pg_temp.xs33(h),
+		18397679294719823053)), 14181476777654086739))
+$$;
+CREATE TABLE same_hash (v bigint);
+INSERT INTO same_hash SELECT pg_temp.unmix((i::bigint << 32) | x'5bd1e995'::bigint) FROM generate_series(1, 60000) i;
+SELECT is((SELECT ROW(count(DISTINCT v), count(DISTINCT pg_temp.mix(v) & 4294967295))::text FROM same_hash),
+		  ROW(60000, 1)::text, 'set C: 60,000 distinct values, one unkeyed 32-bit hash');
+-- 60,000 values take about 3 MB of table; the unkeyed one took 14 MB and more
+SET qidrisk.max_state_memory = '8MB';
+SELECT is((SELECT quantile_cuts(v, 2) FROM same_hash),
+		  ARRAY(SELECT v FROM (SELECT v, row_number() OVER (ORDER BY v) AS n FROM same_hash) s
+				WHERE n % 2 = 1 ORDER BY v),
+		  'set C: quantile_cuts within a budget that fits 60,000 values, every other value a cut');
+SELECT is((SELECT quantile_medians(v, ARRAY[(SELECT min(v) FROM same_hash)]) FROM same_hash),
+		  ARRAY[(SELECT v FROM same_hash ORDER BY v OFFSET 29999 LIMIT 1)],
+		  'set C: quantile_medians within the same budget');
+SELECT is((SELECT cardinality(quantile_cuts(v::numeric, 3)) FROM same_hash), 20000,
+		  'set C as numeric (hashed by its type, keyed): quantile_cuts within the same budget');
+RESET qidrisk.max_state_memory;
+
+-- Set D: fingerprints whose low half ends in the same 32 bits; laid out by
+-- qidrisk_kmap_probe under two placement keys (the keys argument is the
+-- key, then each fingerprint as two little-endian 64-bit halves, low first)
+CREATE TABLE low_run (v bigint);
+INSERT INTO low_run
+SELECT pg_temp.unmix((i::bigint << 32) | x'5bd1e995'::bigint) # -7859690448294053229 FROM generate_series(1, 5000) i;
+SELECT is((SELECT count(DISTINCT substr(replace(qid_key(v)::text, '-', ''), 25, 8)) FROM low_run), 1::bigint,
+		  'set D: every fingerprint ends in the same 32 bits');
+CREATE FUNCTION pg_temp.le(h text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT string_agg(substr(h, 15 - 2 * i, 2), '' ORDER BY i) FROM generate_series(0, 7) i
+$$;
+-- the buckets (8-byte sums) that a probe state filled
+CREATE FUNCTION pg_temp.filled(sums bytea) RETURNS int[] LANGUAGE sql IMMUTABLE AS $$
+	SELECT array_agg(i ORDER BY i) FROM generate_series(0, length(sums) / 8 - 1) i
+	WHERE substr(sums, 8 * i + 1, 8) <> '\x0000000000000000'::bytea
+$$;
+CREATE TABLE layouts AS
+SELECT key, pg_temp.filled((SELECT qidrisk_kmap_probe(decode(repeat(key, 16) || f.fps, 'hex'), 1, v) FROM low_run)) AS filled
+FROM (SELECT string_agg(pg_temp.le(substr(k, 17, 16)) || pg_temp.le(substr(k, 1, 16)), '') AS fps
+	  FROM (SELECT replace(qid_key(v)::text, '-', '') AS k FROM low_run) s) f,
+	 unnest(ARRAY['01', '03']) AS key;
+SELECT is((SELECT array_agg(cardinality(filled)) FROM layouts), ARRAY[5000, 5000],
+		  'set D: the probe finds all 5,000 fingerprints under either placement key');
+SELECT ok((SELECT filled FROM layouts WHERE key = '01') <> (SELECT filled FROM layouts WHERE key = '03'),
+		  'set D: two placement keys lay the fingerprints out in different buckets');
+SELECT ok((SELECT bool_and(filled[5000] - filled[1] > 5000) FROM layouts),
+		  'set D: the fingerprints are spread, not one run of 5,000 buckets');
 
 -- uuid keys: v1-like (one clock sequence and node, the time varying) and
 -- crafted (high half 0)

@@ -47,8 +47,9 @@ SELECT is((SELECT array_agg(m[1]) FROM ext_proc,
 -- another reader) and must include the known list.
 CREATE TEMP TABLE readers AS
 WITH RECURSIVE r(oid) AS (
-	-- qid_check, qidrisk_check_run and qid_assert are C: they read through qidrisk_check_evaluate
-	SELECT oid FROM ext_proc WHERE name IN ('qid_check', 'qidrisk_check_run', 'qid_assert')
+	-- qid_check, qidrisk_check_run and qid_assert are C: they read through
+	-- qidrisk_check_evaluate; hierarchy_generalize is C and reads its tables itself
+	SELECT oid FROM ext_proc WHERE name IN ('qid_check', 'qidrisk_check_run', 'qid_assert', 'hierarchy_generalize')
 	UNION
 	SELECT oid FROM ext_proc
 	WHERE lang IN ('sql', 'plpgsql')

@@ -1,0 +1,644 @@
+/*
+ * hierarchy.c
+ *	  hierarchy_generalize: categorical generalization of one column by a
+ *	  child -> parent hierarchy table (Lodha & Thomas 2008, Section 4.2).
+ *
+ * The column's values and the hierarchy's nodes, compared as text, become
+ * one dictionary of nodes, each with its parent and the rows holding it.
+ * Each value climbs to its top ancestor once (depths are kept, so a chain is
+ * walked once however many values share it; a node met again on the walk in
+ * progress is a cycle).  Level l generalizes a value to its ancestor l steps
+ * up, or its top when the chain is shorter; the chosen level is the lowest
+ * with at most max_values classes and every class at least min_rows rows.
+ * The work is linear in the rows, the distinct values and the nodes, times
+ * the levels tried; the output is sorted by generalization, then value, under
+ * the column's collation.  Both tables are read through the relation reader
+ * (locked, privileges checked, as the caller, row-level security applying).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_operator_d.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/tuplestore.h"
+
+#include "qidrisk.h"
+
+PG_FUNCTION_INFO_V1(qidrisk_hierarchy_generalize);
+
+/* How often long loops check for cancellation */
+#define HIER_INTERRUPT_MASK 0xFFFF
+
+/* A node that has no parent, or whose depth is not known yet */
+#define NO_NODE (-1)
+#define DEPTH_UNKNOWN (-1)
+#define DEPTH_CLIMBING (-2)
+
+/* One distinct text (a value of the column or a node of the hierarchy) */
+typedef struct NodeEntry
+{
+	Datum		text;			/* a detoasted copy */
+	int32		node;
+	uint32		hash;
+	char		status;
+} NodeEntry;
+
+#define SH_PREFIX nodehash
+#define SH_ELEMENT_TYPE NodeEntry
+#define SH_KEY_TYPE Datum
+#define SH_KEY text
+/* keyed placement (hashkey.c): chosen texts cannot share a bucket */
+#define SH_HASH_KEY(tb, key) QidValueHashOf((QidValueHash *) (tb)->private_data, key)
+#define SH_EQUAL(tb, a, b) QidValueHashEqual((QidValueHash *) (tb)->private_data, a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* What is known of a node; one struct, so that a node costs one cache miss */
+typedef struct HierarchyNodeInfo
+{
+	Datum		text;			/* a detoasted copy */
+	int64		rows;			/* rows of the table holding the node */
+	int32		parent;			/* or NO_NODE */
+	int32		depth;			/* steps to its top, once climbed */
+} HierarchyNodeInfo;
+
+typedef struct Hierarchy
+{
+	QidRelation *rel;			/* the table, locked, its column resolved */
+	QidRelation *tree;			/* the hierarchy, locked, child and parent */
+	Oid			collation;		/* under which texts are equal and ordered */
+	QidValueHash hash;
+	nodehash_hash *table;
+	MemoryContext context;		/* the nodes and their texts */
+	Size		budget;
+	double		text_bytes;
+	int32		nnodes;
+	int32		capacity;
+	HierarchyNodeInfo *nodes;
+	int64		null_rows;		/* rows whose value is NULL */
+	int64		scanned;
+	bool		reading_tree;	/* which scan is running */
+} Hierarchy;
+
+/*
+ * Bytes per node of the arrays that choose the level and order the output
+ * (values, classes, sums, touched, the classes and rows to sort)
+ */
+#define LATER_BYTES_PER_NODE (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
+							  sizeof(int64) + sizeof(int32) + sizeof(int32))
+
+/*
+ * Stop with an error naming the setting that bounds the nodes' memory:
+ * counting the arrays and the copy of the values' texts made later, so that
+ * the whole call stays within it
+ */
+static void
+HierarchyCheckBudget(Hierarchy *h)
+{
+	double		bytes = (double) h->table->size * sizeof(NodeEntry) +
+		(double) h->capacity * (sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE) +
+		2 * h->text_bytes;
+
+	if (bytes > (double) h->budget)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("hierarchy_generalize: the values and hierarchy nodes exceed qidrisk.max_state_memory"),
+				 errdetail("%d distinct values and nodes take %.0f kB; the budget is %zu kB.",
+						   h->nnodes, bytes / 1024.0, h->budget / 1024),
+				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1).")));
+}
+
+/*
+ * How many nodes to make room for at first: as many as the hierarchy has
+ * rows by its statistics, each row a node and values mostly among them
+ * (growing the dictionary rehashes and zeroes it at every doubling), within a
+ * quarter of the budget
+ */
+static uint32
+ExpectedNodes(Hierarchy *h)
+{
+	double		rows = 0;
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(h->tree->relid));
+
+	if (HeapTupleIsValid(tuple))
+	{
+		rows = ((Form_pg_class) GETSTRUCT(tuple))->reltuples;
+		ReleaseSysCache(tuple);
+	}
+	rows = Min(rows, (double) h->budget /
+			   (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE)));
+	return (uint32) Max(Min(rows, (double) (PG_INT32_MAX / 2)), 1024);
+}
+
+/* The node of a text, a new one (no rows, no parent) when the text is new */
+static int32
+HierarchyNode(Hierarchy *h, Datum text)
+{
+	NodeEntry  *entry;
+	bool		found;
+	struct varlena *detoasted = PG_DETOAST_DATUM_PACKED(text);
+
+	entry = nodehash_insert(h->table, PointerGetDatum(detoasted), &found);
+	if (!found)
+	{
+		Size		size = VARSIZE_ANY(detoasted);
+		int32		node = h->nnodes;
+		char	   *copy;
+
+		if (node == PG_INT32_MAX - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("hierarchy_generalize handles at most %d distinct values and nodes",
+							PG_INT32_MAX - 1)));
+		if (node == h->capacity)
+		{
+			h->capacity = (int32) Min((int64) h->capacity * 2, PG_INT32_MAX - 1);
+			h->nodes = repalloc_huge(h->nodes, sizeof(HierarchyNodeInfo) * h->capacity);
+			HierarchyCheckBudget(h);
+		}
+		copy = MemoryContextAlloc(h->context, size);
+		memcpy(copy, detoasted, size);
+		h->text_bytes += size;
+		entry->text = PointerGetDatum(copy);
+		entry->node = node;
+		h->nodes[node].text = entry->text;
+		h->nodes[node].rows = 0;
+		h->nodes[node].parent = NO_NODE;
+		h->nodes[node].depth = DEPTH_UNKNOWN;
+		h->nnodes++;
+	}
+	if ((Pointer) detoasted != DatumGetPointer(text))
+		pfree(detoasted);
+	return entry->node;
+}
+
+/* A node's text as a C string, for messages */
+static char *
+NodeString(Hierarchy *h, int32 node)
+{
+	return TextDatumGetCString(h->nodes[node].text);
+}
+
+/*
+ * The hierarchy's name for messages, as they have always printed it (under
+ * search_path pg_catalog, pg_temp): schema-qualified unless temporary
+ */
+static const char *
+TreeName(Hierarchy *h)
+{
+	Oid			namespace = get_rel_namespace(h->tree->relid);
+
+	if (namespace == PG_CATALOG_NAMESPACE || isTempNamespace(namespace))
+		return quote_identifier(h->tree->relname);
+	return h->tree->qualified;
+}
+
+/* Count one row of the table into its value's node */
+static void
+ValueRow(Hierarchy *h, TupleTableSlot *slot)
+{
+	int32		node;
+
+	slot_getsomeattrs(slot, 1);
+	if (slot->tts_isnull[0])
+	{
+		h->null_rows++;
+		return;
+	}
+	/* HierarchyNode may move h->nodes: index it only afterwards */
+	node = HierarchyNode(h, slot->tts_values[0]);
+	h->nodes[node].rows++;
+}
+
+/* Record one child -> parent row of the hierarchy; a second parent is an error */
+static void
+TreeRow(Hierarchy *h, TupleTableSlot *slot)
+{
+	int32		child;
+	int32		parent;
+
+	slot_getsomeattrs(slot, 2);
+	child = HierarchyNode(h, slot->tts_values[0]);
+	parent = HierarchyNode(h, slot->tts_values[1]);
+	if (h->nodes[child].parent == NO_NODE)
+		h->nodes[child].parent = parent;
+	else if (h->nodes[child].parent != parent)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hierarchy %s gives \"%s\" more than one parent",
+						TreeName(h), NodeString(h, child))));
+}
+
+typedef struct HierarchyReceiver
+{
+	DestReceiver pub;
+	Hierarchy  *h;
+} HierarchyReceiver;
+
+/* The scans return text columns: one for the table, two for the hierarchy */
+static void
+HierarchyStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	Hierarchy  *h = ((HierarchyReceiver *) self)->h;
+	int			ncolumns = h->reading_tree ? 2 : 1;
+
+	(void) operation;
+	if (typeinfo->natts != ncolumns)
+		elog(ERROR, "hierarchy_generalize: a scan returned %d columns", typeinfo->natts);
+	for (int i = 0; i < ncolumns; i++)
+		if (TupleDescAttr(typeinfo, i)->atttypid != TEXTOID)
+			elog(ERROR, "hierarchy_generalize: a scan returned a column of type %s",
+				 format_type_be(TupleDescAttr(typeinfo, i)->atttypid));
+}
+
+static void
+HierarchyShutdown(DestReceiver *self)
+{
+	(void) self;
+}
+
+static void
+HierarchyDestroy(DestReceiver *self)
+{
+	(void) self;
+}
+
+static bool
+HierarchyReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
+{
+	Hierarchy  *h = ((HierarchyReceiver *) self)->h;
+
+	if ((++h->scanned & HIER_INTERRUPT_MASK) == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		HierarchyCheckBudget(h);
+	}
+	if (h->reading_tree)
+		TreeRow(h, slot);
+	else
+		ValueRow(h, slot);
+	return true;
+}
+
+/* Run one query as the caller, feeding its rows to the hierarchy */
+static void
+HierarchyScan(Hierarchy *h, const char *query, bool reading_tree)
+{
+	HierarchyReceiver receiver;
+	SPIExecuteOptions options;
+	int			rc;
+
+	receiver.pub.receiveSlot = HierarchyReceiveSlot;
+	receiver.pub.rStartup = HierarchyStartup;
+	receiver.pub.rShutdown = HierarchyShutdown;
+	receiver.pub.rDestroy = HierarchyDestroy;
+	receiver.pub.mydest = DestNone;
+	receiver.h = h;
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	h->reading_tree = reading_tree;
+	rc = SPI_execute_extended(query, &options);
+	/* a SELECT into a receiver of type DestNone reports SPI_OK_UTILITY */
+	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+		elog(ERROR, "hierarchy_generalize: SPI_execute_extended returned %s",
+			 SPI_result_code_string(rc));
+	HierarchyCheckBudget(h);
+}
+
+/*
+ * The collation texts are compared under: the column's, or the hierarchy's
+ * where the column has the default one; two others are an error, as they
+ * would be in SQL
+ */
+static Oid
+MergeCollation(Oid collation, Oid other, const char *column, const char *other_column)
+{
+	if (other == collation || other == DEFAULT_COLLATION_OID || !OidIsValid(other))
+		return collation;
+	if (collation == DEFAULT_COLLATION_OID || !OidIsValid(collation))
+		return other;
+	ereport(ERROR,
+			(errcode(ERRCODE_INDETERMINATE_COLLATION),
+			 errmsg("hierarchy_generalize: column \"%s\" and hierarchy column \"%s\" have different collations",
+					column, other_column),
+			 errdetail("Collations \"%s\" and \"%s\".", get_collation_name(collation),
+					   get_collation_name(other)),
+			 errhint("Give them one collation with COLLATE in a view.")));
+	return InvalidOid;			/* keep compiler quiet */
+}
+
+/*
+ * Climb from node to a node whose depth is known (or to the top), then set
+ * the depth of every node on the way; a node met again while climbing is on
+ * a cycle.  stack has room for every node.
+ */
+static void
+Climb(Hierarchy *h, int32 node, int32 *stack)
+{
+	int32		n = 0;
+	int32		depth;
+
+	while (node != NO_NODE && h->nodes[node].depth == DEPTH_UNKNOWN)
+	{
+		h->nodes[node].depth = DEPTH_CLIMBING;
+		stack[n++] = node;
+		node = h->nodes[node].parent;
+	}
+	if (node != NO_NODE && h->nodes[node].depth == DEPTH_CLIMBING)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hierarchy %s has a cycle through \"%s\"",
+						TreeName(h), NodeString(h, node))));
+	/* the last node climbed is a top (depth 0) or a child of a known depth */
+	depth = node == NO_NODE ? -1 : h->nodes[node].depth;
+	while (n > 0)
+		h->nodes[stack[--n]].depth = ++depth;
+}
+
+/* One output row: the value's text and rows (its class is known from where it sits) */
+typedef struct OutputRow
+{
+	Datum		text;			/* first: sorted by CompareTexts */
+	int64		rows;
+} OutputRow;
+
+/* One class of the chosen level */
+typedef struct OutputClass
+{
+	Datum		text;			/* first: sorted by CompareTexts */
+	int32		node;
+} OutputClass;
+
+/* Order two structs by their leading text under the sort support in arg */
+static int
+CompareTexts(const void *a, const void *b, void *arg)
+{
+	return ApplySortComparator(*(const Datum *) a, false, *(const Datum *) b, false,
+							   (SortSupport) arg);
+}
+
+/*
+ * hierarchy_generalize(rel, column_name, hierarchy, max_values, min_rows,
+ * child_column, parent_column): each value of the column with its
+ * generalization at the lowest level that meets the limits, the level and
+ * the value's rows
+ */
+Datum
+qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Hierarchy	h;
+	char	   *column;
+	char	   *child_column;
+	char	   *parent_column;
+	bool		has_max = !PG_ARGISNULL(3);
+	bool		has_min = !PG_ARGISNULL(4);
+	int64		max_values = has_max ? PG_GETARG_INT64(3) : 0;
+	int64		min_rows = has_min ? PG_GETARG_INT64(4) : 0;
+	StringInfoData query;
+	bool		pushed;
+	int32	   *values;
+	int32	   *classes;
+	int32	   *stack;
+	int64	   *sums;
+	int32	   *touched;
+	int32		nvalues = 0;
+	int32		max_depth = 0;
+	int32		level = -1;
+	SortSupportData sort;
+	OutputClass *order;
+	OutputRow  *output;
+	int32		nchosen = 0;
+	Size		copy_bytes = 0;
+	char	   *copies;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("hierarchy_generalize needs a table, a column and a hierarchy")));
+	if (!has_max && !has_min)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hierarchy_generalize needs max_values, min_rows or both")));
+	if ((has_max && max_values < 1) || (has_min && min_rows < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_values and min_rows must be at least 1")));
+	column = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	child_column = text_to_cstring(PG_GETARG_TEXT_PP(5));
+	parent_column = text_to_cstring(PG_GETARG_TEXT_PP(6));
+
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&h, 0, sizeof(h));
+
+	/* both relations exist and are locked before their columns are resolved */
+	h.rel = QidRelationOpen(PG_GETARG_OID(0), NULL);
+	h.tree = QidRelationOpen(PG_GETARG_OID(2), "hierarchy");
+	QidRelationColumn(h.rel, column);
+	QidRelationCheckSelect(h.rel, NULL);
+	QidRelationColumn(h.tree, child_column);
+	QidRelationColumn(h.tree, parent_column);
+	QidRelationCheckSelect(h.tree, NULL);
+
+	/* texts as "::text" makes them; the column's collation, merged as SQL would */
+	h.collation = get_typcollation(getBaseType(h.rel->types[0])) != InvalidOid ?
+		h.rel->collations[0] : DEFAULT_COLLATION_OID;
+	h.collation = MergeCollation(h.collation,
+								 get_typcollation(getBaseType(h.tree->types[0])) != InvalidOid ?
+								 h.tree->collations[0] : DEFAULT_COLLATION_OID,
+								 column, child_column);
+	h.collation = MergeCollation(h.collation,
+								 get_typcollation(getBaseType(h.tree->types[1])) != InvalidOid ?
+								 h.tree->collations[1] : DEFAULT_COLLATION_OID,
+								 column, parent_column);
+	h.context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk hierarchy nodes",
+									  ALLOCSET_DEFAULT_SIZES);
+	h.budget = QidStateMemoryBudget();
+	QidValueHashInit(&h.hash, TEXTOID, h.collation, false, CurrentMemoryContext);
+	h.capacity = ExpectedNodes(&h);
+	h.table = nodehash_create(CurrentMemoryContext, h.capacity, &h.hash);
+	h.nodes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(HierarchyNodeInfo) * h.capacity);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "hierarchy_generalize: SPI_connect failed");
+	pushed = QidReadSnapshotPush(h.rel, h.tree);
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT qidrisk_t.%s::pg_catalog.text FROM %s AS qidrisk_t",
+					 quote_identifier(column), h.rel->qualified);
+	HierarchyScan(&h, query.data, false);
+	resetStringInfo(&query);
+	appendStringInfo(&query,
+					 "SELECT qidrisk_h.%s::pg_catalog.text, qidrisk_h.%s::pg_catalog.text FROM %s AS qidrisk_h"
+					 " WHERE qidrisk_h.%s IS NOT NULL AND qidrisk_h.%s IS NOT NULL",
+					 quote_identifier(child_column), quote_identifier(parent_column),
+					 h.tree->qualified, quote_identifier(child_column),
+					 quote_identifier(parent_column));
+	HierarchyScan(&h, query.data, true);
+	if (pushed)
+		PopActiveSnapshot();
+	SPI_finish();
+
+	/* the values (nodes with rows) climb to their tops */
+	values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h.nnodes, 1));
+	stack = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h.nnodes, 1));
+	for (int32 node = 0; node < h.nnodes; node++)
+	{
+		if ((node & HIER_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (h.nodes[node].rows == 0)
+			continue;
+		values[nvalues++] = node;
+		Climb(&h, node, stack);
+		max_depth = Max(max_depth, h.nodes[node].depth);
+	}
+	pfree(stack);
+
+	/*
+	 * Level by level, each value's class moves one step up unless it is at
+	 * the top; the classes are counted and their rows summed in sums, whose
+	 * touched entries are cleared again
+	 */
+	classes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nvalues, 1));
+	sums = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int64) * Max(h.nnodes, 1),
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nvalues, 1));
+	memcpy(classes, values, sizeof(int32) * nvalues);
+	for (int32 l = 0; nvalues > 0 && l <= max_depth; l++)
+	{
+		int64		nclasses = 0;
+		int64		smallest = PG_INT64_MAX;
+
+		for (int32 i = 0; i < nvalues; i++)
+		{
+			int32		class = classes[i];
+
+			if ((i & HIER_INTERRUPT_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (l > 0 && h.nodes[class].parent != NO_NODE)
+				classes[i] = class = h.nodes[class].parent;
+			if (sums[class] == 0)
+				touched[nclasses++] = class;
+			sums[class] += h.nodes[values[i]].rows;
+		}
+		for (int64 t = 0; t < nclasses; t++)
+		{
+			smallest = Min(smallest, sums[touched[t]]);
+			sums[touched[t]] = 0;
+		}
+		if ((!has_max || nclasses <= max_values) && (!has_min || smallest >= min_rows))
+		{
+			level = l;
+			break;
+		}
+	}
+	if (level < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no level of hierarchy %s meets max_values = %s and min_rows = %s",
+						TreeName(&h),
+						has_max ? psprintf(INT64_FORMAT, max_values) : "<NULL>",
+						has_min ? psprintf(INT64_FORMAT, min_rows) : "<NULL>"),
+				 errhint("Even the top of the hierarchy is too fine; add a coarser level or relax the policy.")));
+
+	/*
+	 * The rows in order of generalization, then value, the NULL value last:
+	 * the classes sorted, each value put in its class's run (sums now holds
+	 * where the run of each class continues), then each run sorted
+	 */
+	memset(&sort, 0, sizeof(sort));
+	sort.ssup_cxt = CurrentMemoryContext;
+	sort.ssup_collation = h.collation;
+	sort.ssup_nulls_first = false;
+	PrepareSortSupportFromOrderingOp(TextLessOperator, &sort);
+	order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OutputClass) * Max(nvalues, 1));
+	for (int32 i = 0; i < nvalues; i++)
+	{
+		if (sums[classes[i]] == 0)
+		{
+			order[nchosen].text = h.nodes[classes[i]].text;
+			order[nchosen++].node = classes[i];
+		}
+		sums[classes[i]]++;
+	}
+	qsort_arg(order, nchosen, sizeof(OutputClass), CompareTexts, &sort);
+	output = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OutputRow) * Max(nvalues, 1));
+	for (int32 c = 0, start = 0; c < nchosen; c++)
+	{
+		int64		size = sums[order[c].node];
+
+		sums[order[c].node] = start;
+		start += size;
+	}
+	for (int32 i = 0; i < nvalues; i++)
+	{
+		OutputRow  *row = &output[sums[classes[i]]++];
+
+		row->text = h.nodes[values[i]].text;
+		row->rows = h.nodes[values[i]].rows;
+		copy_bytes += VARSIZE_ANY(DatumGetPointer(row->text));
+	}
+
+	/*
+	 * Each class's values side by side in memory, so that sorting a class
+	 * reads a compact run rather than texts scattered over the whole table
+	 * (in place of the dictionary, which is done with)
+	 */
+	nodehash_destroy(h.table);
+	h.table = NULL;
+	copies = MemoryContextAllocHuge(CurrentMemoryContext, Max(copy_bytes, 1));
+	copy_bytes = 0;
+	for (int32 r = 0; r < nvalues; r++)
+	{
+		Size		size = VARSIZE_ANY(DatumGetPointer(output[r].text));
+
+		memcpy(copies + copy_bytes, DatumGetPointer(output[r].text), size);
+		output[r].text = PointerGetDatum(copies + copy_bytes);
+		copy_bytes += size;
+	}
+	for (int32 c = 0, start = 0; c < nchosen; c++)
+	{
+		int32		end = (int32) sums[order[c].node];
+		Datum		out[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		CHECK_FOR_INTERRUPTS();
+		qsort_arg(output + start, end - start, sizeof(OutputRow), CompareTexts, &sort);
+		out[1] = order[c].text;
+		out[2] = Int32GetDatum(level);
+		for (int32 r = start; r < end; r++)
+		{
+			if ((r & HIER_INTERRUPT_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			out[0] = output[r].text;
+			out[3] = Int64GetDatum(output[r].rows);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		}
+		start = end;
+	}
+	if (h.null_rows > 0)
+	{
+		Datum		out[4] = {(Datum) 0, (Datum) 0, Int32GetDatum(level), Int64GetDatum(h.null_rows)};
+		bool		nulls[4] = {true, true, false, false};
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+	}
+	return (Datum) 0;
+}
