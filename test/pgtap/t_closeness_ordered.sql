@@ -93,53 +93,42 @@ BEGIN
 END
 $$;
 
+-- The five (QID, sensitive) pairs of a table
 CREATE FUNCTION pg_temp.check_all(label text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-BEGIN
-	RETURN QUERY SELECT pg_temp.check_pair('c_int', 's_int', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_text, c_date', 's_num', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_date', 's_wide', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_int, c_text', 's_float', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_text', 's_ts', label);
-END
+LANGUAGE sql AS $$
+	SELECT c FROM (VALUES (1, 'c_int', 's_int'), (2, 'c_text, c_date', 's_num'), (3, 'c_date', 's_wide'),
+					  (4, 'c_int, c_text', 's_float'), (5, 'c_text', 's_ts')) AS p(o, qid, s),
+		LATERAL pg_temp.check_pair(p.qid, p.s, label) AS c
+	ORDER BY o
 $$;
 
 \ir parallel_plans.psql
 
+-- Each seed at 0, 1, 500 and 8,000 rows, serially then in workers
 CREATE FUNCTION pg_temp.run_all() RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
-	seed float8;
-	nrows integer;
+	c record;
 BEGIN
-	FOREACH seed IN ARRAY ARRAY[0.13, 0.29, 0.47] LOOP
-		FOREACH nrows IN ARRAY ARRAY[0, 1, 500, 8000] LOOP
-			PERFORM pg_temp.make_random_table(seed, nrows);
-			SET LOCAL max_parallel_workers_per_gather = 0;
-			RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, serial', seed, nrows));
-			SET LOCAL parallel_setup_cost = 0;
-			SET LOCAL parallel_tuple_cost = 0;
-			SET LOCAL min_parallel_table_scan_size = 0;
-			SET LOCAL parallel_leader_participation = off;
-			SET LOCAL max_parallel_workers_per_gather = 2;
-			IF nrows >= 8000 THEN
-				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT t_closeness_ordered(s_wide, c_int, c_text) FROM r'),
-							   format('seed %s: t_closeness_ordered runs as partial aggregates in workers', seed));
-			END IF;
-			RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, parallel', seed, nrows));
-			RESET parallel_setup_cost;
-			RESET parallel_tuple_cost;
-			RESET min_parallel_table_scan_size;
-			RESET parallel_leader_participation;
-		END LOOP;
+	FOR c IN SELECT seed, nrows FROM unnest(ARRAY[0.13, 0.29, 0.47]) AS seed,
+		unnest(ARRAY[0, 1, 500, 8000]) AS nrows ORDER BY seed, nrows LOOP
+		PERFORM pg_temp.make_random_table(c.seed, c.nrows);
+		PERFORM pg_temp.serial_plans();
+		RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, serial', c.seed, c.nrows));
+		PERFORM pg_temp.force_parallel_plans();
+		IF c.nrows >= 8000 THEN
+			RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT t_closeness_ordered(s_wide, c_int, c_text) FROM r'),
+						   format('seed %s: t_closeness_ordered runs as partial aggregates in workers', c.seed));
+		END IF;
+		RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, parallel', c.seed, c.nrows));
 	END LOOP;
+	PERFORM pg_temp.serial_plans();
 END
 $$;
 
 SELECT * FROM pg_temp.run_all();
 
 -- A budget that spills the state: the classes then come from merged runs
-SET LOCAL max_parallel_workers_per_gather = 0;
 DROP TABLE r;
 CREATE TABLE r AS SELECT i % 40000 AS c_int, (i * 7) % 3 + 3 * ((i / 40000) % 5) AS s_int FROM generate_series(1, 200000) i;
 SET LOCAL qidrisk.spill = on;
