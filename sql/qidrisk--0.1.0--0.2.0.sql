@@ -1343,12 +1343,34 @@ CREATE AGGREGATE t_closeness(sensitive anyelement, VARIADIC qid "any") (
 	PARALLEL = SAFE
 );
 
+-- t_closeness_ordered keys a pair by an order-preserving encoding of the
+-- sensitive value (numeric, date or timestamp) instead of its hash.
+CREATE FUNCTION qidrisk_ordered_diversity_transfn(internal, anyelement, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION qidrisk_t_closeness_ordered_final(internal)
+RETURNS double precision
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE t_closeness_ordered(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_ordered_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_t_closeness_ordered_final,
+	COMBINEFUNC = qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
 COMMENT ON AGGREGATE l_diversity(anyelement, VARIADIC "any") IS
 'distinct l-diversity: the fewest distinct sensitive values in a class of the QID (NULL is a value; NULL for no rows)';
 COMMENT ON AGGREGATE entropy_l_diversity(anyelement, VARIADIC "any") IS
 'entropy l-diversity: exp of the least entropy (natural log) of the sensitive values in a class of the QID';
 COMMENT ON AGGREGATE t_closeness(anyelement, VARIADIC "any") IS
 't-closeness with equal distance: the largest half L1 distance between a class''s sensitive distribution and the table''s';
+COMMENT ON AGGREGATE t_closeness_ordered(anyelement, VARIADIC "any") IS
+'t-closeness with ordered distance: the largest Earth Mover''s Distance over the ranks of a numeric, date or timestamp sensitive value (NULL ranks last) between a class''s distribution and the table''s';
 
 -- ==== qid_check: min_l and max_t ====
 
@@ -1373,8 +1395,8 @@ AS $$
 		 'QaR dataset risk T(p, alpha) over the p-column subsets of the columns (see qar_risk) must be at most max'),
 		(7, 'min_l', '{"sensitive": column name, "l": whole number >= 1, "model": "distinct" or "entropy" (optional, default distinct)}',
 		 'l-diversity of the sensitive column (fewest distinct values of a class, see l_diversity; or exp of the least class entropy, see entropy_l_diversity) must be at least l'),
-		(8, 'max_t', '{"sensitive": column name, "max": number in [0, 1]}',
-		 't-closeness of the sensitive column (largest equal-distance EMD between a class and the table, see t_closeness) must be at most max')
+		(8, 'max_t', '{"sensitive": column name, "max": number in [0, 1], "distance": "equal" or "ordered" (optional, default equal)}',
+		 't-closeness of the sensitive column (largest EMD between a class and the table, equal distance, see t_closeness, or ordered distance over the ranks of a numeric, date or timestamp column, see t_closeness_ordered) must be at most max')
 	) AS r(o, rule, setting, description)
 	ORDER BY r.o
 $$;
@@ -1395,7 +1417,7 @@ BEGIN
 		s := policy -> rule;
 		IF EXISTS (SELECT 1 FROM jsonb_object_keys(s) AS k
 				   WHERE k <> ALL (CASE rule WHEN 'min_l' THEN ARRAY['sensitive', 'l', 'model']
-										ELSE ARRAY['sensitive', 'max'] END)) THEN
+										ELSE ARRAY['sensitive', 'max', 'distance'] END)) THEN
 			RAISE EXCEPTION 'policy rule % has an unknown setting in %', rule, s
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
@@ -1414,6 +1436,10 @@ BEGIN
 			END IF;
 		ELSE
 			PERFORM @extschema@.qidrisk_check_number(rule, s, 'max', 0, 1, false);
+			IF s ? 'distance' AND (s -> 'distance') NOT IN ('"equal"', '"ordered"') THEN
+				RAISE EXCEPTION 'policy rule max_t.distance must be "equal" or "ordered", not %', s -> 'distance'
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
 		END IF;
 	END LOOP;
 END
@@ -1421,8 +1447,8 @@ $$;
 COMMENT ON FUNCTION qidrisk_check_diversity_validate(regclass, jsonb) IS
 'internal: validate the min_l and max_t settings of a qid_check policy';
 
--- Measure a min_l or max_t rule: one scan with l_diversity, entropy_l_diversity
--- or t_closeness; a table with no rows passes
+-- Measure a min_l or max_t rule: one scan with l_diversity, entropy_l_diversity,
+-- t_closeness or t_closeness_ordered; a table with no rows passes
 CREATE FUNCTION qidrisk_check_diversity(rel regclass, qid text[], rule text, setting jsonb,
 										OUT measured double precision, OUT threshold double precision,
 										OUT passed boolean)
@@ -1430,7 +1456,8 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	agg text := CASE WHEN rule = 'max_t' THEN 't_closeness'
+	agg text := CASE WHEN rule = 'max_t' AND setting ->> 'distance' = 'ordered' THEN 't_closeness_ordered'
+					 WHEN rule = 'max_t' THEN 't_closeness'
 					 WHEN setting ->> 'model' = 'entropy' THEN 'entropy_l_diversity'
 					 ELSE 'l_diversity' END;
 BEGIN

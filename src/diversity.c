@@ -2,7 +2,8 @@
  * diversity.c
  *	  Aggregates of a sensitive column over the equivalence classes of a
  *	  quasi-identifier: l_diversity (distinct l-diversity),
- *	  entropy_l_diversity and t_closeness (equal distance).
+ *	  entropy_l_diversity, t_closeness (equal distance) and
+ *	  t_closeness_ordered (ordered distance).
  *
  * They count (class, sensitive value) pairs in the frequency state of
  * freqstate.c: a pair's key takes its high half from the QID fingerprint and
@@ -11,12 +12,21 @@
  * serialize and spill as k_anonymity's do.  Classes are told apart by 64 bits
  * (two of C classes share them with probability about C^2 / 2^65), sensitive
  * values by 64 more.
+ *
+ * t_closeness_ordered keys a pair by an order-preserving 64-bit encoding of
+ * the sensitive value instead of its hash, so the table's distinct values,
+ * sorted by their keys, are in the type's order and give each value its rank.
+ * The ordered distance of a class costs O(v log m) for its v values against
+ * the table's m, by prefix sums of the table's cumulative shares.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/lsyscache.h"
 
 #include "qidrisk.h"
@@ -25,17 +35,63 @@ PG_FUNCTION_INFO_V1(qidrisk_diversity_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_l_diversity_final);
 PG_FUNCTION_INFO_V1(qidrisk_entropy_l_diversity_final);
 PG_FUNCTION_INFO_V1(qidrisk_t_closeness_final);
+PG_FUNCTION_INFO_V1(qidrisk_ordered_diversity_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_t_closeness_ordered_final);
+
+/* How t_closeness_ordered encodes its sensitive value in 64 ordered bits */
+typedef enum OrderedEncoding
+{
+	ENCODE_NONE,				/* hashed: the other aggregates */
+	ENCODE_INT2,
+	ENCODE_INT4,				/* and date */
+	ENCODE_INT8,				/* and timestamp, timestamptz */
+	ENCODE_FLOAT4,
+	ENCODE_FLOAT8,
+	ENCODE_NUMERIC				/* as float8 */
+} OrderedEncoding;
 
 /* How one call site hashes its QID (arguments 2...) and sensitive value (1) */
 typedef struct DiversityHashers
 {
 	QidHasher  *qid;
-	QidHasher  *sensitive;
+	QidHasher  *sensitive;		/* NULL when encoded */
+	OrderedEncoding encoding;
 } DiversityHashers;
 
-/* Build (once per call site) the two hashers */
+/* How t_closeness_ordered encodes a sensitive value of type (42804 if it cannot) */
+static OrderedEncoding
+OrderedEncodingOf(Oid type, const char *funcname)
+{
+	switch (getBaseType(type))
+	{
+		case INT2OID:
+			return ENCODE_INT2;
+		case INT4OID:
+		case DATEOID:
+			return ENCODE_INT4;
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return ENCODE_INT8;
+		case FLOAT4OID:
+			return ENCODE_FLOAT4;
+		case FLOAT8OID:
+			return ENCODE_FLOAT8;
+		case NUMERICOID:
+			return ENCODE_NUMERIC;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s needs a numeric, date or timestamp sensitive value, not %s",
+							funcname, format_type_be(type)),
+					 errhint("Cast it to a number that orders its values (a rank), or use t_closeness for the equal distance.")));
+	}
+	return ENCODE_NONE;			/* keep the compiler quiet */
+}
+
+/* Build (once per call site) the QID's hasher and the sensitive value's */
 static DiversityHashers *
-GetHashers(FunctionCallInfo fcinfo)
+GetHashers(FunctionCallInfo fcinfo, bool ordered)
 {
 	DiversityHashers *hashers = (DiversityHashers *) fcinfo->flinfo->fn_extra;
 	const char *funcname;
@@ -55,32 +111,218 @@ GetHashers(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s could not determine the data type of its sensitive argument",
 						funcname)));
-	collation = QidArgumentCollation(fcinfo, 1, type);
 	hashers = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(DiversityHashers));
 	hashers->qid = qid;
-	hashers->sensitive = QidHasherCreate(fcinfo->flinfo->fn_mcxt, 1, &type, &collation,
-										 names, funcname);
+	hashers->sensitive = NULL;
+	hashers->encoding = ENCODE_NONE;
+	if (ordered)
+		hashers->encoding = OrderedEncodingOf(type, funcname);
+	else
+	{
+		collation = QidArgumentCollation(fcinfo, 1, type);
+		hashers->sensitive = QidHasherCreate(fcinfo->flinfo->fn_mcxt, 1, &type, &collation,
+											 names, funcname);
+	}
 	fcinfo->flinfo->fn_extra = hashers;
 	return hashers;
 }
 
-/* Transition: count the row's (class, sensitive value) pair */
-Datum
-qidrisk_diversity_transfn(PG_FUNCTION_ARGS)
+/*
+ * A float8 as 64 bits whose unsigned order is float8's: -0 is 0 and every NaN
+ * one value above Infinity, as PostgreSQL orders them
+ */
+static uint64
+EncodeFloat8(double value)
+{
+	uint64		bits;
+
+	if (isnan(value))
+		value = get_float8_nan();
+	else if (value == 0)
+		value = 0;
+	memcpy(&bits, &value, sizeof(bits));
+	return (bits & UINT64CONST(0x8000000000000000)) ? ~bits : bits | UINT64CONST(0x8000000000000000);
+}
+
+/* The ordered key of a sensitive value; NULL is PG_UINT64_MAX, after every value */
+static uint64
+EncodeOrdered(OrderedEncoding encoding, Datum value, bool isnull)
+{
+	int64		v;
+	uint64		key;
+
+	if (isnull)
+		return PG_UINT64_MAX;
+	switch (encoding)
+	{
+		case ENCODE_INT2:
+			v = DatumGetInt16(value);
+			break;
+		case ENCODE_INT4:
+			v = DatumGetInt32(value);
+			break;
+		case ENCODE_INT8:
+			v = DatumGetInt64(value);
+			break;
+		case ENCODE_FLOAT4:
+			return EncodeFloat8((double) DatumGetFloat4(value));
+		case ENCODE_FLOAT8:
+			return EncodeFloat8(DatumGetFloat8(value));
+		case ENCODE_NUMERIC:
+			return EncodeFloat8(DatumGetFloat8(DirectFunctionCall1(numeric_float8, value)));
+		default:
+			elog(ERROR, "qidrisk: no ordered encoding");
+			return 0;
+	}
+	key = (uint64) v ^ UINT64CONST(0x8000000000000000);
+	/* room for NULL: the largest bigint shares the key of the one below */
+	return key == PG_UINT64_MAX ? key - 1 : key;
+}
+
+/*
+ * Transition: count the row's (class, sensitive value) pair, the value hashed
+ * or, for t_closeness_ordered, encoded in order
+ */
+static Datum
+DiversityTransition(FunctionCallInfo fcinfo, bool ordered)
 {
 	FreqState  *state = FreqStateForUpdate(fcinfo);
-	DiversityHashers *hashers = GetHashers(fcinfo);
+	DiversityHashers *hashers = GetHashers(fcinfo, ordered);
 	QidFingerprint class_fp;
 	QidFingerprint value_fp;
 	QidFingerprint pair;
 
 	QidFingerprintRow(hashers->qid, fcinfo, &class_fp);
-	/* NULL is one sensitive value, as in GROUP BY */
-	QidFingerprintValues(hashers->sensitive, &fcinfo->args[1], &value_fp);
 	pair.hi = class_fp.hi;
-	pair.lo = value_fp.lo;
+	if (ordered)
+	{
+		/* NULL is one sensitive value, ranked after all others as in ORDER BY */
+		pair.lo = EncodeOrdered(hashers->encoding, PG_GETARG_DATUM(1), PG_ARGISNULL(1));
+	}
+	else
+	{
+		/* NULL is one sensitive value, as in GROUP BY */
+		QidFingerprintValues(hashers->sensitive, &fcinfo->args[1], &value_fp);
+		pair.lo = value_fp.lo;
+	}
 	FreqStateAddRow(state, &pair);
 	PG_RETURN_POINTER(state);
+}
+
+Datum
+qidrisk_diversity_transfn(PG_FUNCTION_ARGS)
+{
+	return DiversityTransition(fcinfo, false);
+}
+
+Datum
+qidrisk_ordered_diversity_transfn(PG_FUNCTION_ARGS)
+{
+	return DiversityTransition(fcinfo, true);
+}
+
+/* Order OrderedItems by rank (qsort comparator) */
+static int
+CompareItems(const void *a, const void *b)
+{
+	int64		x = ((const OrderedItem *) a)->rank;
+	int64		y = ((const OrderedItem *) b)->rank;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Put a class's items in ascending rank order (often they already are) */
+void
+OrderedItemsSort(OrderedItem *items, int64 n)
+{
+	for (int64 i = 1; i < n; i++)
+		if (items[i].rank < items[i - 1].rank)
+		{
+			qsort(items, n, sizeof(OrderedItem), CompareItems);
+			return;
+		}
+}
+
+/* The table's counts by rank: their cumulative sums and the sums of those */
+void
+OrderedTableInit(OrderedTable *table, const int64 *count, int64 m)
+{
+	double		cum = 0;
+	double		prefix = 0;
+
+	table->m = m;
+	table->cum = palloc_extended(sizeof(double) * Max(m, 1), MCXT_ALLOC_HUGE);
+	table->prefix = palloc_extended(sizeof(double) * (m + 1), MCXT_ALLOC_HUGE);
+	table->prefix[0] = 0;
+	for (int64 i = 0; i < m; i++)
+	{
+		cum += (double) count[i];
+		table->cum[i] = cum;
+		prefix += cum;
+		table->prefix[i + 1] = prefix;
+	}
+	table->rows = cum;
+}
+
+/*
+ * Sum over i in [a, b) of |rows * N - cum[i] * size|, N the table's rows:
+ * size * N times the sum of |P - Q_i| where the class's P = rows / size.  In
+ * counts rather than shares, it is exact while the products stay below 2^53.
+ */
+static double
+SegmentDistance(const OrderedTable *table, int64 a, int64 b, double rows, double size)
+{
+	double		c = rows * table->rows;
+	int64		low = a;
+	int64		high = b;
+	double		below;
+	double		above;
+
+	/* the first i in [a, b) with cum[i] * size > c (cum ascends) */
+	while (low < high)
+	{
+		int64		mid = low + (high - low) / 2;
+
+		if (table->cum[mid] * size > c)
+			high = mid;
+		else
+			low = mid + 1;
+	}
+	below = c * (double) (low - a) - size * (table->prefix[low] - table->prefix[a]);
+	above = size * (table->prefix[b] - table->prefix[low]) - c * (double) (b - low);
+	return Max(below, 0) + Max(above, 0);
+}
+
+/*
+ * The ordered distance of a class (n items by ascending rank, size rows) to
+ * the table: (1 / (m - 1)) sum_{i < m-1} |P_i - Q_i|, P and Q the cumulative
+ * shares of the class and of the table; 0 when m = 1.  The class's P is
+ * constant between its ranks, so each stretch costs one binary search.
+ */
+double
+OrderedDistance(const OrderedTable *table, const OrderedItem *items, int64 n, int64 size)
+{
+	int64		end = table->m - 1;
+	int64		at = 0;
+	int64		rows = 0;
+	double		total = 0;
+
+	if (table->m <= 1)
+		return 0;
+	for (int64 j = 0; j < n && at < end; j++)
+	{
+		int64		rank = Min(items[j].rank, end);
+
+		if (j > 0 && items[j].rank <= items[j - 1].rank)
+			elog(ERROR, "qidrisk: the values of a class came out of order");
+		if (rank > at)
+			total += SegmentDistance(table, at, rank, (double) rows, (double) size);
+		rows += items[j].count;
+		at = rank;
+	}
+	if (at < end)
+		total += SegmentDistance(table, at, end, (double) rows, (double) size);
+	return total / ((double) size * table->rows * (double) end);
 }
 
 /* One sensitive value's rows in the whole table */
@@ -101,6 +343,7 @@ typedef struct ClassWalk
 	int64		values;			/* distinct sensitive values */
 	double		sum_c_log_c;	/* sum of c ln c over its values' counts */
 	double		sum_distance;	/* sum of |p - q| - q over its values */
+	double		ordered_distance;	/* or its ordered distance */
 	/* over the classes read */
 	int64		classes;
 	int64		min_values;
@@ -109,6 +352,9 @@ typedef struct ClassWalk
 	/* the table's distribution, for t-closeness (sorted by value) */
 	ValueShare *shares;
 	int64		nshares;
+	/* the ordered distance: the table's cumulative shares, a class's items */
+	OrderedTable *ordered;
+	OrderedItem *items;
 } ClassWalk;
 
 /* Order ValueShares by value (qsort comparator) */
@@ -169,9 +415,9 @@ CollectShare(const QidFingerprint *key, int64 count, void *arg)
 	collector->rows += count;
 }
 
-/* The share of value in the whole table (it is there: every pair's value is) */
-static double
-ShareOf(const ClassWalk *walk, uint64 value)
+/* The rank of value in the whole table (it is there: every pair's value is) */
+static int64
+RankOf(const ClassWalk *walk, uint64 value)
 {
 	int64		low = 0;
 	int64		high = walk->nshares - 1;
@@ -181,7 +427,7 @@ ShareOf(const ClassWalk *walk, uint64 value)
 		int64		mid = low + (high - low) / 2;
 
 		if (walk->shares[mid].value == value)
-			return walk->shares[mid].share;
+			return mid;
 		if (walk->shares[mid].value < value)
 			low = mid + 1;
 		else
@@ -205,7 +451,7 @@ CloseClass(ClassWalk *walk)
 	if (entropy < 0)
 		entropy = 0;
 	/* half the L1 distance; values absent from the class contribute their share */
-	distance = (walk->sum_distance + 1.0) / 2.0;
+	distance = walk->ordered != NULL ? walk->ordered_distance : (walk->sum_distance + 1.0) / 2.0;
 	if (distance < 0)
 		distance = 0;
 	if (walk->classes == 0 || walk->values < walk->min_values)
@@ -265,14 +511,29 @@ FlushDistanceClass(DistanceWalk *dw)
 
 	if (!walk->open)
 		return;
-	for (int64 i = 0; i < dw->npairs; i++)
+	if (walk->ordered != NULL)
 	{
-		double		q = ShareOf(walk, dw->pairs[i].lo);
-		double		p = (double) dw->pairs[i].hi / (double) walk->rows;
-
-		sum += fabs(p - q) - q;
+		for (int64 i = 0; i < dw->npairs; i++)
+		{
+			walk->items[i].rank = RankOf(walk, dw->pairs[i].lo);
+			walk->items[i].count = (int64) dw->pairs[i].hi;
+		}
+		/* keys ascend within a class, so ranks do: sorting is a check */
+		OrderedItemsSort(walk->items, dw->npairs);
+		walk->ordered_distance = OrderedDistance(walk->ordered, walk->items, dw->npairs,
+												 walk->rows);
 	}
-	walk->sum_distance = sum;
+	else
+	{
+		for (int64 i = 0; i < dw->npairs; i++)
+		{
+			double		q = walk->shares[RankOf(walk, dw->pairs[i].lo)].share;
+			double		p = (double) dw->pairs[i].hi / (double) walk->rows;
+
+			sum += fabs(p - q) - q;
+		}
+		walk->sum_distance = sum;
+	}
 	CloseClass(walk);
 	dw->npairs = 0;
 }
@@ -301,9 +562,17 @@ WalkPairDistance(const QidFingerprint *key, int64 count, void *arg)
 	WalkPair(key, count, walk);
 }
 
+/* What WalkClasses measures besides the l-diversity figures */
+typedef enum WalkDistance
+{
+	WALK_NO_DISTANCE,
+	WALK_EQUAL,
+	WALK_ORDERED
+} WalkDistance;
+
 /* Walk the classes of the state in argument 0; false when it holds no row */
 static bool
-WalkClasses(FunctionCallInfo fcinfo, ClassWalk *walk, bool distances)
+WalkClasses(FunctionCallInfo fcinfo, ClassWalk *walk, WalkDistance distances)
 {
 	FreqState  *state;
 	FreqCounts	counts;
@@ -315,7 +584,7 @@ WalkClasses(FunctionCallInfo fcinfo, ClassWalk *walk, bool distances)
 	FreqStateCounts(state, &counts);
 	if (counts.rows == 0)
 		return false;
-	if (!distances)
+	if (distances == WALK_NO_DISTANCE)
 	{
 		FreqStateVisitAscending(state, WalkPair, walk);
 		CloseClass(walk);
@@ -331,6 +600,18 @@ WalkClasses(FunctionCallInfo fcinfo, ClassWalk *walk, bool distances)
 		CompactShares(walk);
 		for (int64 i = 0; i < walk->nshares; i++)
 			walk->shares[i].share = (double) walk->shares[i].count / (double) collector.rows;
+		if (distances == WALK_ORDERED)
+		{
+			int64	   *count = palloc_extended(sizeof(int64) * walk->nshares, MCXT_ALLOC_HUGE);
+
+			for (int64 i = 0; i < walk->nshares; i++)
+				count[i] = walk->shares[i].count;
+			walk->ordered = palloc(sizeof(OrderedTable));
+			OrderedTableInit(walk->ordered, count, walk->nshares);
+			pfree(count);
+			/* a class holds at most the table's distinct values */
+			walk->items = palloc_extended(sizeof(OrderedItem) * walk->nshares, MCXT_ALLOC_HUGE);
+		}
 		dw.pairs = palloc(dw.capacity * sizeof(QidFingerprint));
 		FreqStateVisitAscending(state, WalkPairDistance, &dw);
 		FlushDistanceClass(&dw);
@@ -346,7 +627,7 @@ qidrisk_l_diversity_final(PG_FUNCTION_ARGS)
 {
 	ClassWalk	walk;
 
-	if (!WalkClasses(fcinfo, &walk, false))
+	if (!WalkClasses(fcinfo, &walk, WALK_NO_DISTANCE))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(walk.min_values);
 }
@@ -357,7 +638,7 @@ qidrisk_entropy_l_diversity_final(PG_FUNCTION_ARGS)
 {
 	ClassWalk	walk;
 
-	if (!WalkClasses(fcinfo, &walk, false))
+	if (!WalkClasses(fcinfo, &walk, WALK_NO_DISTANCE))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(exp(walk.min_entropy));
 }
@@ -368,7 +649,18 @@ qidrisk_t_closeness_final(PG_FUNCTION_ARGS)
 {
 	ClassWalk	walk;
 
-	if (!WalkClasses(fcinfo, &walk, true))
+	if (!WalkClasses(fcinfo, &walk, WALK_EQUAL))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(walk.max_distance);
+}
+
+/* t-closeness, ordered distance: the largest ordered EMD of a class to the table */
+Datum
+qidrisk_t_closeness_ordered_final(PG_FUNCTION_ARGS)
+{
+	ClassWalk	walk;
+
+	if (!WalkClasses(fcinfo, &walk, WALK_ORDERED))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(walk.max_distance);
 }

@@ -240,7 +240,8 @@ typedef struct Lattice
 	int32	   *starts;
 	int32	   *touched;
 	int32	   *group_class;	/* per class: groups so far (sensitive split) */
-	int32	   *dense;			/* ordered distance: the class's counts */
+	OrderedTable ordered_table;	/* ordered distance: the table's cumulative shares */
+	OrderedItem *items;			/* and a class's values, by rank */
 	int32	   *levels;			/* the node being evaluated */
 	int32	   *rowcodes;		/* rowcodes[row * ncolumns + i]: the level-0 codes, row-major */
 	int32	  **keys;			/* keys[j][item]: split column j's code at the node's level */
@@ -934,6 +935,8 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 		lat->sens_share = palloc(sizeof(double) * Max(n, 1));
 		for (int32 i = 0; i < n; i++)
 			lat->sens_share[i] = (double) count[i] / (double) lat->nrows;
+		if (lat->ordered)
+			OrderedTableInit(&lat->ordered_table, count, n);
 	}
 }
 
@@ -1146,21 +1149,17 @@ ClassDiverse(Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
 			}
 			d = (sum + 1.0) / 2.0;
 		}
-		else if (lat->nsens > 1)
+		else
 		{
-			int32	   *dense = lat->dense;
-			double		cum = 0;
-			double		total = 0;
+			OrderedItem *items = lat->items;
 
 			for (int32 x = b; x < e; x++)
-				dense[lat->sens[s->rep[x]]] = s->count[x];
-			for (int32 v = 0; v < lat->nsens; v++)
 			{
-				cum += (double) dense[v] / (double) size - lat->sens_share[v];
-				total += fabs(cum);
-				dense[v] = 0;
+				items[x - b].rank = lat->sens[s->rep[x]];
+				items[x - b].count = s->count[x];
 			}
-			d = total / (double) (lat->nsens - 1);
+			OrderedItemsSort(items, distinct);
+			d = OrderedDistance(&lat->ordered_table, items, distinct, size);
 		}
 		if (d > lat->t)
 			return false;
@@ -1834,7 +1833,8 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 	max_distinct = Max(max_distinct, lat->nsens);
 	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 8 +
 		(double) lat->nnodes * (sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
-		3.0 * max_distinct * sizeof(int32) + (double) lat->nsens * sizeof(double);
+		3.0 * max_distinct * sizeof(int32) +
+		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
 	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
 	lat->tag = palloc0(lat->nnodes);
@@ -1864,7 +1864,8 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 		lat->touched = MemoryContextAllocHuge(work, sizeof(int32) * Max(max_distinct, 1));
 		lat->counts = MemoryContextAllocExtended(work, sizeof(int32) * max_distinct, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		lat->starts = MemoryContextAllocHuge(work, sizeof(int32) * max_distinct);
-		lat->dense = MemoryContextAllocExtended(work, sizeof(int32) * Max(lat->nsens, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		if (lat->ordered)
+			lat->items = MemoryContextAllocHuge(work, sizeof(OrderedItem) * Max(lat->nsens, 1));
 	}
 	lat->levels = palloc(sizeof(int32) * nelems);
 	lat->cache_context = AllocSetContextCreate(work, "qid_lattice snapshots", ALLOCSET_DEFAULT_SIZES);

@@ -548,4 +548,29 @@ extern QidSketch *QidSketchDeserialize(MemoryContext context, bytea *bytes);
 struct pg_uuid_t;
 extern void QidKeyToFingerprint(const struct pg_uuid_t *key, QidFingerprint *fp);
 
+/*
+ * diversity.c: t-closeness with the ordered distance (Li, Li and
+ * Venkatasubramanian 2007), shared by t_closeness_ordered and qid_lattice.
+ * The table's m sensitive values are ranked 0 .. m-1; a class's values are
+ * items (rank, rows) in ascending rank order.
+ */
+typedef struct OrderedItem
+{
+	int64		rank;
+	int64		count;
+} OrderedItem;
+
+typedef struct OrderedTable
+{
+	int64		m;				/* distinct sensitive values of the table */
+	double		rows;			/* the table's rows */
+	double	   *cum;			/* cum[i]: rows of ranks 0 .. i */
+	double	   *prefix;			/* prefix[i] = cum[0] + ... + cum[i-1] */
+} OrderedTable;
+
+extern void OrderedTableInit(OrderedTable *table, const int64 *count, int64 m);
+extern void OrderedItemsSort(OrderedItem *items, int64 n);
+extern double OrderedDistance(const OrderedTable *table, const OrderedItem *items,
+							  int64 n, int64 size);
+
 #endif							/* QIDRISK_H */

@@ -1,6 +1,7 @@
 -- qid_check's rules min_l and max_t: measured values equal a plain-SQL GROUP BY
--- reference on random tables (3 seeds, NULLs, ties), pass and fail at and just
--- past the measured value, an empty table passes, qid_assert raises QR001, and
+-- reference on random tables (3 seeds, NULLs, ties), or t_closeness_ordered
+-- for max_t with the ordered distance, pass and fail at and just past the
+-- measured value, an empty table passes, qid_assert raises QR001, and
 -- bad settings fail with their SQLSTATE.
 \set ON_ERROR_STOP 1
 \set QUIET 1
@@ -9,18 +10,19 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(3 * 6 + 4 + 8);
+SELECT plan(3 * 8 + 4 + 1 + 8 + 4);
 
 CREATE FUNCTION pg_temp.make_table(seed float8, nrows integer) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM setseed(seed);
 	DROP TABLE IF EXISTS r;
-	CREATE TABLE r (a integer, b text, s text);
+	CREATE TABLE r (a integer, b text, s text, v numeric);
 	INSERT INTO r
 	SELECT CASE WHEN random() < 0.05 THEN NULL ELSE floor(random() * 6)::int END,
 		CASE WHEN random() < 0.05 THEN NULL ELSE (ARRAY['x', 'y'])[1 + floor(random() * 2)::int] END,
-		CASE WHEN random() < 0.05 THEN NULL ELSE (ARRAY['p', 'q', 'r', 's'])[1 + floor(random() * random() * 4)::int] END
+		CASE WHEN random() < 0.05 THEN NULL ELSE (ARRAY['p', 'q', 'r', 's'])[1 + floor(random() * random() * 4)::int] END,
+		CASE WHEN random() < 0.05 THEN NULL ELSE floor(random() * random() * 12) / 2 END
 	FROM generate_series(1, nrows);
 END
 $$;
@@ -38,8 +40,10 @@ DECLARE
 	l bigint;
 	e float8;
 	t float8;
+	o float8;
 BEGIN
 	PERFORM pg_temp.make_table(seed, nrows);
+	SELECT t_closeness_ordered(v, a, b) INTO o FROM r;
 	WITH pc AS (SELECT a, b, s, count(*)::float8 c FROM r GROUP BY a, b, s),
 		 q AS (SELECT s, count(*)::float8 / sum(count(*)) OVER () q FROM r GROUP BY s),
 		 cls AS (SELECT a, b, count(*) d, sum(c) n, sum(c * ln(c)) clc FROM pc GROUP BY a, b),
@@ -61,6 +65,11 @@ BEGIN
 				   label || ': max_t measures the largest equal-distance EMD and passes at it');
 	RETURN NEXT is((SELECT passed FROM pg_temp.rule(format('{"max_t": {"sensitive": "s", "max": %s}}', t - 1e-9)::jsonb)),
 				   false, label || ': max_t fails just below it');
+	RETURN NEXT ok((SELECT abs(measured - o) < 1e-9 AND passed
+					FROM pg_temp.rule(format('{"max_t": {"sensitive": "v", "max": %s, "distance": "ordered"}}', o + 1e-12)::jsonb)),
+				   label || ': max_t with the ordered distance measures t_closeness_ordered and passes at it');
+	RETURN NEXT is((SELECT passed FROM pg_temp.rule(format('{"max_t": {"sensitive": "v", "max": %s, "distance": "ordered"}}', o - 1e-9)::jsonb)),
+				   false, label || ': and fails just below it');
 END
 $$;
 SELECT pg_temp.check_seed(0.17, 300);
@@ -71,6 +80,8 @@ SELECT is((SELECT array_agg(rule ORDER BY o) FROM qid_check('r', ARRAY['a'],
 			'{"max_t": {"sensitive": "s", "max": 1}, "min_l": {"sensitive": "s", "l": 1}, "min_k": 1}')
 			WITH ORDINALITY c(rule, setting, measured, threshold, passed, o)),
 		  ARRAY['min_k', 'min_l', 'max_t'], 'the rules come in the order of qid_check_rules()');
+SELECT is((SELECT measured FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": "v", "max": 1, "distance": "equal"}}')),
+		  (SELECT t_closeness(v, a) FROM r), 'max_t with "distance": "equal" measures t_closeness');
 TRUNCATE r;
 SELECT is((SELECT array_agg(ROW(measured, passed)::text) FROM qid_check('r', ARRAY['a', 'b'],
 			'{"min_l": {"sensitive": "s", "l": 2}, "max_t": {"sensitive": "s", "max": 0}}')),
@@ -93,6 +104,15 @@ SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"min_l": {"sensiti
 SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": "s", "max": 1.5}}')$$, '22023', NULL, 'max above 1');
 SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": 1, "max": 0.5}}')$$,
 				 '22023', NULL, 'a sensitive column that is not a name');
+
+SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": "v", "max": 0.5, "distance": "earth"}}')$$,
+				 '22023', NULL, 'an unknown distance');
+SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": "v", "max": 0.5, "distance": 1}}')$$,
+				 '22023', NULL, 'a distance that is not a string');
+SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": "v", "max": 0.5, "distance": "ordered", "k": 1}}')$$,
+				 '22023', NULL, 'an unknown field beside distance');
+SELECT throws_ok($$SELECT * FROM qid_check('r', ARRAY['a'], '{"max_t": {"sensitive": "s", "max": 0.5, "distance": "ordered"}}')$$,
+				 '42804', NULL, 'the ordered distance of a text column');
 
 SELECT * FROM finish();
 ROLLBACK;
