@@ -25,6 +25,7 @@
 #include "catalog/pg_collation.h"
 #include "common/hashfn.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
@@ -42,6 +43,7 @@
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
+#include "utils/uuid.h"
 
 #include "qidrisk.h"
 
@@ -121,6 +123,8 @@ typedef struct KmapState
 	bool		keep_jsonb;		/* build each class's jsonb once and keep it */
 	QidRelation *release;		/* the release, locked, its QID columns resolved */
 	bool		fresh_snapshot; /* scans use a snapshot pushed after the locks */
+	bool		release_grouped;	/* release rows come as (values..., count) */
+	bool		weighted;		/* the grouped population scan sums a weight */
 } KmapState;
 
 /* Population rows fingerprinted before their buckets are probed */
@@ -165,6 +169,13 @@ typedef struct KmapReceiver
 	KmapState  *state;
 	KmapRowFn	row;
 } KmapReceiver;
+
+static int64 ReleaseGroupRows(KmapState *state, TupleTableSlot *slot);
+static bool KmapGrouped(Oid relid);
+static char *ReleaseGroupedQuery(KmapState *state, const char *release_name);
+static void CountPopulationGrouped(KmapState *state, const char *population_name,
+								   char **population_names, const char *weight_name,
+								   Oid schema);
 
 /* Stop with an error naming the setting that bounds the classes' memory */
 static void
@@ -416,7 +427,7 @@ ReleaseRow(KmapState *state, TupleTableSlot *slot)
 		entry->values = NULL;
 		entry->values = CopyClassValues(state, values);
 	}
-	entry->release_rows++;
+	entry->release_rows += state->release_grouped ? ReleaseGroupRows(state, slot) : 1;
 }
 
 /* Keep the all-zero fingerprint free to mark empty buckets (both sides alike) */
@@ -802,6 +813,202 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 	state->memory -= keys_length;
 }
 
+/* ---- The grouped scans: counted where the rows are (Citus) ---- */
+
+/*
+ * A distributed planner cannot split qidrisk_kmap_probe (its state is
+ * internal), so over a table distributed by Citus it would gather every
+ * population row to the coordinator with the release's keys as a constant in
+ * each.  A grouped scan instead counts the population per fingerprint with a
+ * GROUP BY of qid_key, which Citus runs on the shards: each shard sends one
+ * row per class it holds (a 16-byte key and its sums), the coordinator adds
+ * the shards' rows per key, and the counts are matched here with the
+ * release's classes.  A distributed release is likewise read grouped by its
+ * QID columns.  qid_key hashes the population's columns exactly as the probe
+ * does, so both scans give the same counts.
+ */
+
+/*
+ * Whether the table or view relid is read grouped: as qidrisk.kmap_population_scan
+ * says, or (auto) when it is a Citus table distributed over shards or a view
+ * reading one.  Needs SPI.
+ */
+static bool
+KmapGrouped(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	bool		isnull;
+	bool		grouped;
+	int			rc;
+
+	if (qidrisk_kmap_population_scan != KMAP_SCAN_AUTO)
+		return qidrisk_kmap_population_scan == KMAP_SCAN_GROUPED;
+	if (!OidIsValid(get_extension_oid("citus", true)))
+		return false;
+	/* the relation, and every relation the rules of the views among them read */
+	args[0] = ObjectIdGetDatum(relid);
+	rc = SPI_execute_with_args("WITH RECURSIVE r(oid) AS (SELECT $1 UNION "
+							   "SELECT d.refobjid FROM r "
+							   "JOIN pg_catalog.pg_rewrite w ON w.ev_class OPERATOR(pg_catalog.=) r.oid "
+							   "JOIN pg_catalog.pg_depend d "
+							   "ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
+							   "AND d.objid OPERATOR(pg_catalog.=) w.oid "
+							   "AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass) "
+							   "SELECT EXISTS (SELECT FROM r JOIN pg_catalog.pg_dist_partition p "
+							   "ON p.logicalrelid::pg_catalog.oid OPERATOR(pg_catalog.=) r.oid "
+							   "WHERE p.partmethod OPERATOR(pg_catalog.<>) 'n')",
+							   1, argtypes, args, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "kmap_count: reading Citus's table metadata returned %s",
+			 SPI_result_code_string(rc));
+	grouped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										 &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return !isnull && grouped;
+}
+
+/* The release read as one row per class: its QID columns and its row count */
+static char *
+ReleaseGroupedQuery(KmapState *state, const char *release_name)
+{
+	StringInfoData query;
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	AppendColumns(&query, state->names, state->ncolumns);
+	appendStringInfo(&query, ", pg_catalog.count(*) FROM %s GROUP BY ", release_name);
+	for (int i = 0; i < state->ncolumns; i++)
+		appendStringInfo(&query, "%s%d", i > 0 ? ", " : "", i + 1);
+	return query.data;
+}
+
+/* The row count of a grouped release row (the column after the QID) */
+static int64
+ReleaseGroupRows(KmapState *state, TupleTableSlot *slot)
+{
+	slot_getsomeattrs(slot, state->ncolumns + 1);
+	if (TupleDescAttr(slot->tts_tupleDescriptor, state->ncolumns)->atttypid != INT8OID ||
+		slot->tts_isnull[state->ncolumns])
+		elog(ERROR, "%s: the grouped release scan returned no row count", state->funcname);
+	return DatumGetInt64(slot->tts_values[state->ncolumns]);
+}
+
+/* Check that the grouped population scan returns a key and its sums */
+static void
+PopulationGroupStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	KmapState  *state = ((KmapReceiver *) self)->state;
+	static const Oid plain[] = {UUIDOID, INT8OID};
+	static const Oid weighted[] = {UUIDOID, INT8OID, FLOAT8OID, INT8OID, FLOAT8OID, FLOAT8OID};
+	const Oid  *expected = state->weighted ? weighted : plain;
+	int			natts = state->weighted ? lengthof(weighted) : lengthof(plain);
+
+	(void) operation;
+	if (typeinfo->natts != natts)
+		elog(ERROR, "%s: the grouped population scan returned %d columns, not %d",
+			 state->funcname, typeinfo->natts, natts);
+	for (int i = 0; i < natts; i++)
+		if (TupleDescAttr(typeinfo, i)->atttypid != expected[i])
+			elog(ERROR, "%s: column %d of the grouped population scan is of type %s",
+				 state->funcname, i + 1, format_type_be(TupleDescAttr(typeinfo, i)->atttypid));
+}
+
+/*
+ * Add one population class (its key, rows and, with a weight, the weight's
+ * sum, non-NULL count, minimum and maximum) to the release's class it
+ * matches.  Every class's weights are checked, matched or not, as the probe
+ * checks every row's.
+ */
+static void
+PopulationGroupRow(KmapState *state, TupleTableSlot *slot)
+{
+	QidFingerprint fp;
+	KmapClass  *entry;
+	double		population;
+
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[0] || slot->tts_isnull[1])
+		elog(ERROR, "%s: the grouped population scan returned a NULL", state->funcname);
+	if (state->weighted)
+	{
+		double		least;
+		double		greatest;
+
+		/* the weight's count is its non-NULL values' */
+		if (slot->tts_isnull[3] ||
+			DatumGetInt64(slot->tts_values[3]) != DatumGetInt64(slot->tts_values[1]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("kmap_count: population weight must not be NULL")));
+		if (slot->tts_isnull[2] || slot->tts_isnull[4] || slot->tts_isnull[5])
+			elog(ERROR, "%s: the grouped population scan returned a NULL", state->funcname);
+		least = DatumGetFloat8(slot->tts_values[4]);
+		greatest = DatumGetFloat8(slot->tts_values[5]);
+		/* float8 orders NaN above +Infinity: the maximum shows either */
+		if (!(least >= 0.0) || isnan(greatest) || isinf(greatest))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("kmap_count: population weight must be a finite number at least 0, not %g",
+							least >= 0.0 ? greatest : least)));
+		population = DatumGetFloat8(slot->tts_values[2]);
+	}
+	else
+		population = (double) DatumGetInt64(slot->tts_values[1]);
+	QidKeyToFingerprint(DatumGetUUIDP(slot->tts_values[0]), &fp);
+	entry = kmaphash_lookup(state->classes, fp);
+	if (entry != NULL)
+		entry->population += population;
+}
+
+/*
+ * Count the population into the release's classes from one row per
+ * population class: SELECT qid_key(qid...), count(*) [, the weight's sum,
+ * count, min, max] FROM population GROUP BY 1, run as the caller.
+ */
+static void
+CountPopulationGrouped(KmapState *state, const char *population_name,
+					   char **population_names, const char *weight_name, Oid schema)
+{
+	StringInfoData query;
+	KmapReceiver receiver;
+	SPIExecuteOptions options;
+	int			rc;
+
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT %s.qid_key(", quote_identifier(get_namespace_name(schema)));
+	AppendColumns(&query, population_names, state->ncolumns);
+	appendStringInfoString(&query, "), pg_catalog.count(*)");
+	state->weighted = weight_name != NULL;
+	if (state->weighted)
+	{
+		const char *w = quote_identifier(weight_name);
+
+		appendStringInfo(&query, ", pg_catalog.sum(%s::pg_catalog.float8), pg_catalog.count(%s), "
+						 "pg_catalog.min(%s::pg_catalog.float8), pg_catalog.max(%s::pg_catalog.float8)",
+						 w, w, w, w);
+	}
+	appendStringInfo(&query, " FROM %s GROUP BY 1", population_name);
+
+	receiver.pub.receiveSlot = KmapReceiveSlot;
+	receiver.pub.rStartup = PopulationGroupStartup;
+	receiver.pub.rShutdown = KmapShutdown;
+	receiver.pub.rDestroy = KmapDestroy;
+	receiver.pub.mydest = DestNone;
+	receiver.state = state;
+	receiver.row = PopulationGroupRow;
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	state->scanned = 0;
+	rc = SPI_execute_extended(query.data, &options);
+	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+		elog(ERROR, "%s: SPI_execute_extended returned %s", state->funcname,
+			 SPI_result_code_string(rc));
+}
+
+/* ---- end of the grouped scans ---- */
+
 /* Choose how column i's values become jsonb values */
 static void
 ValueJsonInit(KmapState *state, int i)
@@ -1067,16 +1274,26 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	/* both scans (and kmap_row_counts's second) see the tables as locked */
 	state->fresh_snapshot = QidReadSnapshotPush(release, population);
 
-	/* the release's classes */
-	initStringInfo(&query);
-	appendStringInfoString(&query, "SELECT ");
-	AppendColumns(&query, state->names, state->ncolumns);
-	appendStringInfo(&query, " FROM %s", *release_name);
-	KmapScan(state, query.data, ReleaseRow);
+	/* the release's classes (counted where its rows are, when distributed) */
+	state->release_grouped = KmapGrouped(release->relid);
+	if (state->release_grouped)
+		KmapScan(state, ReleaseGroupedQuery(state, *release_name), ReleaseRow);
+	else
+	{
+		initStringInfo(&query);
+		appendStringInfoString(&query, "SELECT ");
+		AppendColumns(&query, state->names, state->ncolumns);
+		appendStringInfo(&query, " FROM %s", *release_name);
+		KmapScan(state, query.data, ReleaseRow);
+	}
 
 	/* one pass over the population */
-	ProbePopulation(state, population->qualified, population_names, weight_name,
-					get_func_namespace(fcinfo->flinfo->fn_oid));
+	if (KmapGrouped(population->relid))
+		CountPopulationGrouped(state, population->qualified, population_names, weight_name,
+							   get_func_namespace(fcinfo->flinfo->fn_oid));
+	else
+		ProbePopulation(state, population->qualified, population_names, weight_name,
+						get_func_namespace(fcinfo->flinfo->fn_oid));
 	return state;
 }
 
