@@ -10,7 +10,8 @@
  * rights (privileges and row-level security hold on both tables) under one
  * snapshot.  The release's rows reach a DestReceiver without being copied;
  * the population is read by the aggregate qidrisk_kmap_probe, so that the
- * planner can split that scan over parallel workers.
+ * planner can split that scan over parallel workers.  A table Citus
+ * distributes over shards is read grouped instead (the grouped scans below).
  *
  * Both sides are hashed by one plan built from the release's column types and
  * collations; the population's columns must be of the same types (or binary
@@ -31,6 +32,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/params.h"
 #include "parser/parse_coerce.h"
 #include "port/pg_bitutils.h"
 #include "utils/array.h"
@@ -175,7 +177,7 @@ static bool KmapGrouped(Oid relid);
 static char *ReleaseGroupedQuery(KmapState *state, const char *release_name);
 static void CountPopulationGrouped(KmapState *state, const char *population_name,
 								   char **population_names, const char *weight_name,
-								   Oid schema);
+								   Oid schema, bool filtered);
 
 /* Stop with an error naming the setting that bounds the classes' memory */
 static void
@@ -962,17 +964,109 @@ PopulationGroupRow(KmapState *state, TupleTableSlot *slot)
 }
 
 /*
+ * The key filter: the release's fingerprints as a bitmap of 8 to 16 bits a
+ * class, two bits set per class at keyed positions (a random key per call),
+ * sent once with each shard query so that the shards group only the rows
+ * that may match a release class: every matching row passes, and at most
+ * about 5% of the others (chosen data can raise that share, never lose a
+ * match).  The
+ * grouped rows are matched by their whole fingerprint, so the counts stay
+ * exact.  Layout: a format version, the two 64-bit halves of the key, the
+ * bitmap (a power of two of bytes).  Not used for a release of more than
+ * KMAP_FILTER_MAX_CLASSES classes (a 64 kB filter), nor when the release is
+ * the population itself.
+ */
+#define KMAP_FILTER_MAX_CLASSES 65536
+#define KMAP_FILTER_HEADER (1 + 2 * sizeof(uint64))
+
+/* The two bits of a fingerprint in a filter of mask + 1 bits */
+static inline void
+KeyFilterBits(const QidFingerprint *fp, uint64 k0, uint64 k1, uint64 mask,
+			  uint64 *bit1, uint64 *bit2)
+{
+	*bit1 = QidMix64(fp->lo ^ k0) & mask;
+	*bit2 = QidMix64(fp->hi ^ k1) & mask;
+}
+
+/* Build the key filter of the release's classes */
+static bytea *
+KeyFilterBuild(KmapState *state)
+{
+	uint64		bits = pg_nextpower2_64(Max((uint64) state->classes->members * 8, 512));
+	Size		length = KMAP_FILTER_HEADER + bits / 8;
+	bytea	   *filter = palloc0(VARHDRSZ + length);
+	unsigned char *out = (unsigned char *) VARDATA(filter);
+	unsigned char *bitmap = out + KMAP_FILTER_HEADER;
+	QidPlacementKey key = QidPlacementKeyCreate();
+	kmaphash_iterator it;
+	KmapClass  *entry;
+
+	SET_VARSIZE(filter, VARHDRSZ + length);
+	out[0] = QIDRISK_STATE_FORMAT_VERSION;
+	memcpy(out + 1, &key.k0, sizeof(uint64));
+	memcpy(out + 1 + sizeof(uint64), &key.k1, sizeof(uint64));
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		uint64		bit1;
+		uint64		bit2;
+
+		KeyFilterBits(&entry->key, key.k0, key.k1, bits - 1, &bit1, &bit2);
+		bitmap[bit1 / 8] |= 1 << (bit1 % 8);
+		bitmap[bit2 / 8] |= 1 << (bit2 % 8);
+	}
+	return filter;
+}
+
+PG_FUNCTION_INFO_V1(qidrisk_kmap_key_filter);
+
+/*
+ * qidrisk_kmap_key_filter(filter bytea, key uuid): whether key may be one of
+ * the fingerprints the filter was built from (false: certainly not).
+ */
+Datum
+qidrisk_kmap_key_filter(PG_FUNCTION_ARGS)
+{
+	bytea	   *filter = PG_GETARG_BYTEA_PP(0);
+	const unsigned char *in = (const unsigned char *) VARDATA_ANY(filter);
+	Size		length = VARSIZE_ANY_EXHDR(filter);
+	Size		bytes = length > KMAP_FILTER_HEADER ? length - KMAP_FILTER_HEADER : 0;
+	uint64		k0;
+	uint64		k1;
+	uint64		bit1;
+	uint64		bit2;
+	QidFingerprint fp;
+
+	if (bytes < 8 || (bytes & (bytes - 1)) != 0 || in[0] != QIDRISK_STATE_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid qidrisk k-map key filter"),
+				 errhint("qidrisk_kmap_key_filter is internal to kmap_count; call kmap_count instead.")));
+	memcpy(&k0, in + 1, sizeof(uint64));
+	memcpy(&k1, in + 1 + sizeof(uint64), sizeof(uint64));
+	QidKeyToFingerprint(PG_GETARG_UUID_P(1), &fp);
+	KeyFilterBits(&fp, k0, k1, bytes * 8 - 1, &bit1, &bit2);
+	in += KMAP_FILTER_HEADER;
+	PG_RETURN_BOOL((in[bit1 / 8] & (1 << (bit1 % 8))) != 0 &&
+				   (in[bit2 / 8] & (1 << (bit2 % 8))) != 0);
+}
+
+/*
  * Count the population into the release's classes from one row per
  * population class: SELECT qid_key(qid...), count(*) [, the weight's sum,
- * count, min, max] FROM population GROUP BY 1, run as the caller.
+ * count, min, max] FROM population [WHERE the key passes the filter] GROUP BY
+ * 1, run as the caller.
  */
 static void
 CountPopulationGrouped(KmapState *state, const char *population_name,
-					   char **population_names, const char *weight_name, Oid schema)
+					   char **population_names, const char *weight_name, Oid schema,
+					   bool filtered)
 {
 	StringInfoData query;
 	KmapReceiver receiver;
 	SPIExecuteOptions options;
+	ParamListInfo params = NULL;
+	bytea	   *filter = filtered ? KeyFilterBuild(state) : NULL;
 	int			rc;
 
 	initStringInfo(&query);
@@ -988,7 +1082,31 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 						 "pg_catalog.min(%s::pg_catalog.float8), pg_catalog.max(%s::pg_catalog.float8)",
 						 w, w, w, w);
 	}
-	appendStringInfo(&query, " FROM %s GROUP BY 1", population_name);
+	appendStringInfo(&query, " FROM %s", population_name);
+	if (filter != NULL)
+	{
+		appendStringInfo(&query, " WHERE %s.qidrisk_kmap_key_filter($1, %s.qid_key(",
+						 quote_identifier(get_namespace_name(schema)),
+						 quote_identifier(get_namespace_name(schema)));
+		AppendColumns(&query, population_names, state->ncolumns);
+		appendStringInfoString(&query, "))");
+		/* a row whose weight is bad passes, so that its error is raised */
+		if (state->weighted)
+		{
+			const char *w = quote_identifier(weight_name);
+
+			appendStringInfo(&query, " OR (%s::pg_catalog.float8 OPERATOR(pg_catalog.>=) 0::pg_catalog.float8 "
+							 "AND %s::pg_catalog.float8 OPERATOR(pg_catalog.<) 'Infinity'::pg_catalog.float8) IS NOT TRUE",
+							 w, w);
+		}
+		params = makeParamList(1);
+		params->numParams = 1;
+		params->params[0].value = PointerGetDatum(filter);
+		params->params[0].isnull = false;
+		params->params[0].pflags = PARAM_FLAG_CONST;
+		params->params[0].ptype = BYTEAOID;
+	}
+	appendStringInfoString(&query, " GROUP BY 1");
 
 	receiver.pub.receiveSlot = KmapReceiveSlot;
 	receiver.pub.rStartup = PopulationGroupStartup;
@@ -1000,11 +1118,14 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 	memset(&options, 0, sizeof(options));
 	options.read_only = true;
 	options.dest = &receiver.pub;
+	options.params = params;
 	state->scanned = 0;
 	rc = SPI_execute_extended(query.data, &options);
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
 		elog(ERROR, "%s: SPI_execute_extended returned %s", state->funcname,
 			 SPI_result_code_string(rc));
+	if (filter != NULL)
+		pfree(filter);
 }
 
 /* ---- end of the grouped scans ---- */
@@ -1290,7 +1411,9 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	/* one pass over the population */
 	if (KmapGrouped(population->relid))
 		CountPopulationGrouped(state, population->qualified, population_names, weight_name,
-							   get_func_namespace(fcinfo->flinfo->fn_oid));
+							   get_func_namespace(fcinfo->flinfo->fn_oid),
+							   population->relid != release->relid &&
+							   state->classes->members <= KMAP_FILTER_MAX_CLASSES);
 	else
 		ProbePopulation(state, population->qualified, population_names, weight_name,
 						get_func_namespace(fcinfo->flinfo->fn_oid));
