@@ -56,16 +56,7 @@ if ! citus_cluster "$tmp" "$port"; then
 	exit 0
 fi
 
-n=0
-ok() {
-	n=$((n + 1))
-	if [ "$1" = "$2" ] && [ -n "$2" ]; then
-		echo "ok $n - $3"
-	else
-		echo "not ok $n - $3"
-		printf '#   got: %s\n#  want: %s\n' "$1" "$2" | head -c 2000
-	fi
-}
+. test/tap.sh
 # like ok, on a condition
 check() {
 	n=$((n + 1))
@@ -76,7 +67,7 @@ check() {
 		echo "#   failed: $1"
 	fi
 }
-# psql on node PORT, database qc
+# psql on node PORT, database qc; q: on the coordinator
 on() {
 	local p=$1
 	shift
@@ -149,6 +140,7 @@ ok "$(q -c "SELECT count(*), count(DISTINCT nodeport) FROM pg_dist_shard_placeme
 same() {
 	local want got t
 	want=$(q -c "SET qidrisk.sample_seed = 7" -c "${2//:T/pop_local}" 2>&1)
+	want=${want:-(the local query returned nothing)}
 	for t in pop_dist pop_ref; do
 		got=$(q -c "SET qidrisk.sample_seed = 7" -c "${2//:T/$t}" 2>&1)
 		ok "$got" "$want" "$1: ${t#pop_} = local"
@@ -186,6 +178,7 @@ ok "$(q -c "SELECT count(*) FROM kmap_count('rel_local', 'pop_local', ARRAY['bir
 kmap_pairs() {
 	local name=$1 sql=$2 want pair rel pop got
 	want=$(q -c "$(rows_of "$(r=${sql//:R/rel_local}; echo "${r//:P/pop_local}")")" 2>&1)
+	want=${want:-(the local query returned nothing)}
 	for pair in "rel_local pop_dist" "rel_dist pop_dist" "rel_local pop_ref" "rel_dist pop_local"; do
 		rel=${pair% *}
 		pop=${pair#* }
