@@ -25,7 +25,7 @@
 
 # The build dependencies beyond the PostgreSQL server headers (test/setup.sh and
 # test/chroot.sh install the same list)
-CITUS_BUILD_PACKAGES="libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libssl-dev libselinux1-dev libxslt1-dev libreadline-dev zlib1g-dev"
+CITUS_BUILD_PACKAGES="libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libssl-dev libselinux1-dev libxslt1-dev libreadline-dev zlib1g-dev libicu-dev"
 
 citus_pg_config() {
 	echo "${PG_CONFIG:-pg_config}"
@@ -106,7 +106,7 @@ citus_build() {
 	if ! (cd "$src" && ./configure PG_CONFIG="$pg_config" &&
 		make -j"${QIDRISK_CITUS_JOBS:-2}" with_llvm=no &&
 		make install with_llvm=no DESTDIR="$cache.build/root") >>"$log" 2>&1; then
-		tail -20 "$log" | sed 's/^/# /' >&2
+		grep -E "error|Error|\*\*\*" "$log" | tail -10 | cut -c1-300 >&2
 		exec 8>&-
 		return 1
 	fi
