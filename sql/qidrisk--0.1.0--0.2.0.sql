@@ -1477,3 +1477,16 @@ END
 $$;
 COMMENT ON FUNCTION qidrisk_check_diversity(regclass, text[], text, jsonb) IS
 'internal: measure the min_l or max_t rule of qid_check';
+
+-- ==== k-map over distributed tables: the release's key filter ====
+
+-- kmap_count reads a population that Citus distributes over shards grouped by
+-- qid_key on the shards; this filter (the release's fingerprints as a small
+-- bitmap, sent once with each shard query) lets the shards skip the rows that
+-- cannot match a release class.
+CREATE FUNCTION qidrisk_kmap_key_filter(filter bytea, key uuid)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'qidrisk_kmap_key_filter'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_kmap_key_filter(bytea, uuid) IS
+'internal to kmap_count: whether key may be one of the release fingerprints the filter holds (false: certainly not)';

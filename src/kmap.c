@@ -10,7 +10,8 @@
  * rights (privileges and row-level security hold on both tables) under one
  * snapshot.  The release's rows reach a DestReceiver without being copied;
  * the population is read by the aggregate qidrisk_kmap_probe, so that the
- * planner can split that scan over parallel workers.
+ * planner can split that scan over parallel workers.  A table Citus
+ * distributes over shards is read grouped instead (the grouped scans below).
  *
  * Both sides are hashed by one plan built from the release's column types and
  * collations; the population's columns must be of the same types (or binary
@@ -25,11 +26,13 @@
 #include "catalog/pg_collation.h"
 #include "common/hashfn.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/params.h"
 #include "parser/parse_coerce.h"
 #include "port/pg_bitutils.h"
 #include "utils/array.h"
@@ -42,6 +45,7 @@
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
+#include "utils/uuid.h"
 
 #include "qidrisk.h"
 
@@ -121,6 +125,8 @@ typedef struct KmapState
 	bool		keep_jsonb;		/* build each class's jsonb once and keep it */
 	QidRelation *release;		/* the release, locked, its QID columns resolved */
 	bool		fresh_snapshot; /* scans use a snapshot pushed after the locks */
+	bool		release_grouped;	/* release rows come as (values..., count) */
+	bool		weighted;		/* the grouped population scan sums a weight */
 } KmapState;
 
 /* Population rows fingerprinted before their buckets are probed */
@@ -165,6 +171,13 @@ typedef struct KmapReceiver
 	KmapState  *state;
 	KmapRowFn	row;
 } KmapReceiver;
+
+static int64 ReleaseGroupRows(KmapState *state, TupleTableSlot *slot);
+static bool KmapGrouped(Oid relid);
+static char *ReleaseGroupedQuery(KmapState *state, const char *release_name);
+static void CountPopulationGrouped(KmapState *state, const char *population_name,
+								   char **population_names, const char *weight_name,
+								   Oid schema, bool filtered);
 
 /* Stop with an error naming the setting that bounds the classes' memory */
 static void
@@ -416,7 +429,7 @@ ReleaseRow(KmapState *state, TupleTableSlot *slot)
 		entry->values = NULL;
 		entry->values = CopyClassValues(state, values);
 	}
-	entry->release_rows++;
+	entry->release_rows += state->release_grouped ? ReleaseGroupRows(state, slot) : 1;
 }
 
 /* Keep the all-zero fingerprint free to mark empty buckets (both sides alike) */
@@ -802,6 +815,321 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 	state->memory -= keys_length;
 }
 
+/* ---- The grouped scans: counted where the rows are (Citus) ---- */
+
+/*
+ * A distributed planner cannot split qidrisk_kmap_probe (its state is
+ * internal), so over a table distributed by Citus it would gather every
+ * population row to the coordinator with the release's keys as a constant in
+ * each.  A grouped scan instead counts the population per fingerprint with a
+ * GROUP BY of qid_key, which Citus runs on the shards: each shard sends one
+ * row per class it holds (a 16-byte key and its sums), the coordinator adds
+ * the shards' rows per key, and the counts are matched here with the
+ * release's classes.  A distributed release is likewise read grouped by its
+ * QID columns.  qid_key hashes the population's columns exactly as the probe
+ * does, so both scans give the same counts.
+ */
+
+/*
+ * Whether the table or view relid is read grouped: as qidrisk.kmap_population_scan
+ * says, or (auto) when it is a Citus table distributed over shards or a view
+ * reading one.  Needs SPI.
+ */
+static bool
+KmapGrouped(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	bool		isnull;
+	bool		grouped;
+	int			rc;
+
+	if (qidrisk_kmap_population_scan != KMAP_SCAN_AUTO)
+		return qidrisk_kmap_population_scan == KMAP_SCAN_GROUPED;
+	if (!OidIsValid(get_extension_oid("citus", true)))
+		return false;
+	/* the relation, and every relation the rules of the views among them read */
+	args[0] = ObjectIdGetDatum(relid);
+	rc = SPI_execute_with_args("WITH RECURSIVE r(oid) AS (SELECT $1 UNION "
+							   "SELECT d.refobjid FROM r "
+							   "JOIN pg_catalog.pg_rewrite w ON w.ev_class OPERATOR(pg_catalog.=) r.oid "
+							   "JOIN pg_catalog.pg_depend d "
+							   "ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
+							   "AND d.objid OPERATOR(pg_catalog.=) w.oid "
+							   "AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass) "
+							   "SELECT EXISTS (SELECT FROM r JOIN pg_catalog.pg_dist_partition p "
+							   "ON p.logicalrelid::pg_catalog.oid OPERATOR(pg_catalog.=) r.oid "
+							   "WHERE p.partmethod OPERATOR(pg_catalog.<>) 'n')",
+							   1, argtypes, args, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "kmap_count: reading Citus's table metadata returned %s",
+			 SPI_result_code_string(rc));
+	grouped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										 &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return !isnull && grouped;
+}
+
+/* The release read as one row per class: its QID columns and its row count */
+static char *
+ReleaseGroupedQuery(KmapState *state, const char *release_name)
+{
+	StringInfoData query;
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	AppendColumns(&query, state->names, state->ncolumns);
+	appendStringInfo(&query, ", pg_catalog.count(*) FROM %s GROUP BY ", release_name);
+	for (int i = 0; i < state->ncolumns; i++)
+		appendStringInfo(&query, "%s%d", i > 0 ? ", " : "", i + 1);
+	return query.data;
+}
+
+/* The row count of a grouped release row (the column after the QID) */
+static int64
+ReleaseGroupRows(KmapState *state, TupleTableSlot *slot)
+{
+	slot_getsomeattrs(slot, state->ncolumns + 1);
+	if (TupleDescAttr(slot->tts_tupleDescriptor, state->ncolumns)->atttypid != INT8OID ||
+		slot->tts_isnull[state->ncolumns])
+		elog(ERROR, "%s: the grouped release scan returned no row count", state->funcname);
+	return DatumGetInt64(slot->tts_values[state->ncolumns]);
+}
+
+/* Check that the grouped population scan returns a key and its sums */
+static void
+PopulationGroupStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	KmapState  *state = ((KmapReceiver *) self)->state;
+	static const Oid plain[] = {UUIDOID, INT8OID};
+	static const Oid weighted[] = {UUIDOID, INT8OID, FLOAT8OID, INT8OID, FLOAT8OID, FLOAT8OID};
+	const Oid  *expected = state->weighted ? weighted : plain;
+	int			natts = state->weighted ? lengthof(weighted) : lengthof(plain);
+
+	(void) operation;
+	if (typeinfo->natts != natts)
+		elog(ERROR, "%s: the grouped population scan returned %d columns, not %d",
+			 state->funcname, typeinfo->natts, natts);
+	for (int i = 0; i < natts; i++)
+		if (TupleDescAttr(typeinfo, i)->atttypid != expected[i])
+			elog(ERROR, "%s: column %d of the grouped population scan is of type %s",
+				 state->funcname, i + 1, format_type_be(TupleDescAttr(typeinfo, i)->atttypid));
+}
+
+/*
+ * Add one population class (its key, rows and, with a weight, the weight's
+ * sum, non-NULL count, minimum and maximum) to the release's class it
+ * matches.  Every class's weights are checked, matched or not, as the probe
+ * checks every row's.
+ */
+static void
+PopulationGroupRow(KmapState *state, TupleTableSlot *slot)
+{
+	QidFingerprint fp;
+	KmapClass  *entry;
+	double		population;
+
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[0] || slot->tts_isnull[1])
+		elog(ERROR, "%s: the grouped population scan returned a NULL", state->funcname);
+	if (state->weighted)
+	{
+		double		least;
+		double		greatest;
+
+		/* the weight's count is its non-NULL values' */
+		if (slot->tts_isnull[3] ||
+			DatumGetInt64(slot->tts_values[3]) != DatumGetInt64(slot->tts_values[1]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("kmap_count: population weight must not be NULL")));
+		if (slot->tts_isnull[2] || slot->tts_isnull[4] || slot->tts_isnull[5])
+			elog(ERROR, "%s: the grouped population scan returned a NULL", state->funcname);
+		least = DatumGetFloat8(slot->tts_values[4]);
+		greatest = DatumGetFloat8(slot->tts_values[5]);
+		/* float8 orders NaN above +Infinity: the maximum shows either */
+		if (!(least >= 0.0) || isnan(greatest) || isinf(greatest))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("kmap_count: population weight must be a finite number at least 0, not %g",
+							least >= 0.0 ? greatest : least)));
+		population = DatumGetFloat8(slot->tts_values[2]);
+	}
+	else
+		population = (double) DatumGetInt64(slot->tts_values[1]);
+	QidKeyToFingerprint(DatumGetUUIDP(slot->tts_values[0]), &fp);
+	entry = kmaphash_lookup(state->classes, fp);
+	if (entry != NULL)
+		entry->population += population;
+}
+
+/*
+ * The key filter: the release's fingerprints as a bitmap of 8 to 16 bits a
+ * class, two bits set per class at keyed positions (a random key per call),
+ * sent once with each shard query so that the shards group only the rows
+ * that may match a release class: every matching row passes, and at most
+ * about 5% of the others (chosen data can raise that share, never lose a
+ * match).  The
+ * grouped rows are matched by their whole fingerprint, so the counts stay
+ * exact.  Layout: a format version, the two 64-bit halves of the key, the
+ * bitmap (a power of two of bytes).  Not used for a release of more than
+ * KMAP_FILTER_MAX_CLASSES classes (a 64 kB filter), nor when the release is
+ * the population itself.
+ */
+#define KMAP_FILTER_MAX_CLASSES 65536
+#define KMAP_FILTER_HEADER (1 + 2 * sizeof(uint64))
+
+/* The two bits of a fingerprint in a filter of mask + 1 bits */
+static inline void
+KeyFilterBits(const QidFingerprint *fp, uint64 k0, uint64 k1, uint64 mask,
+			  uint64 *bit1, uint64 *bit2)
+{
+	*bit1 = QidMix64(fp->lo ^ k0) & mask;
+	*bit2 = QidMix64(fp->hi ^ k1) & mask;
+}
+
+/* Build the key filter of the release's classes */
+static bytea *
+KeyFilterBuild(KmapState *state)
+{
+	uint64		bits = pg_nextpower2_64(Max((uint64) state->classes->members * 8, 512));
+	Size		length = KMAP_FILTER_HEADER + bits / 8;
+	bytea	   *filter = palloc0(VARHDRSZ + length);
+	unsigned char *out = (unsigned char *) VARDATA(filter);
+	unsigned char *bitmap = out + KMAP_FILTER_HEADER;
+	QidPlacementKey key = QidPlacementKeyCreate();
+	kmaphash_iterator it;
+	KmapClass  *entry;
+
+	SET_VARSIZE(filter, VARHDRSZ + length);
+	out[0] = QIDRISK_STATE_FORMAT_VERSION;
+	memcpy(out + 1, &key.k0, sizeof(uint64));
+	memcpy(out + 1 + sizeof(uint64), &key.k1, sizeof(uint64));
+	kmaphash_start_iterate(state->classes, &it);
+	while ((entry = kmaphash_iterate(state->classes, &it)) != NULL)
+	{
+		uint64		bit1;
+		uint64		bit2;
+
+		KeyFilterBits(&entry->key, key.k0, key.k1, bits - 1, &bit1, &bit2);
+		bitmap[bit1 / 8] |= 1 << (bit1 % 8);
+		bitmap[bit2 / 8] |= 1 << (bit2 % 8);
+	}
+	return filter;
+}
+
+PG_FUNCTION_INFO_V1(qidrisk_kmap_key_filter);
+
+/*
+ * qidrisk_kmap_key_filter(filter bytea, key uuid): whether key may be one of
+ * the fingerprints the filter was built from (false: certainly not).
+ */
+Datum
+qidrisk_kmap_key_filter(PG_FUNCTION_ARGS)
+{
+	bytea	   *filter = PG_GETARG_BYTEA_PP(0);
+	const unsigned char *in = (const unsigned char *) VARDATA_ANY(filter);
+	Size		length = VARSIZE_ANY_EXHDR(filter);
+	Size		bytes = length > KMAP_FILTER_HEADER ? length - KMAP_FILTER_HEADER : 0;
+	uint64		k0;
+	uint64		k1;
+	uint64		bit1;
+	uint64		bit2;
+	QidFingerprint fp;
+
+	if (bytes < 8 || (bytes & (bytes - 1)) != 0 || in[0] != QIDRISK_STATE_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid qidrisk k-map key filter"),
+				 errhint("qidrisk_kmap_key_filter is internal to kmap_count; call kmap_count instead.")));
+	memcpy(&k0, in + 1, sizeof(uint64));
+	memcpy(&k1, in + 1 + sizeof(uint64), sizeof(uint64));
+	QidKeyToFingerprint(PG_GETARG_UUID_P(1), &fp);
+	KeyFilterBits(&fp, k0, k1, bytes * 8 - 1, &bit1, &bit2);
+	in += KMAP_FILTER_HEADER;
+	PG_RETURN_BOOL((in[bit1 / 8] & (1 << (bit1 % 8))) != 0 &&
+				   (in[bit2 / 8] & (1 << (bit2 % 8))) != 0);
+}
+
+/*
+ * Count the population into the release's classes from one row per
+ * population class: SELECT qid_key(qid...), count(*) [, the weight's sum,
+ * count, min, max] FROM population [WHERE the key passes the filter] GROUP BY
+ * 1, run as the caller.
+ */
+static void
+CountPopulationGrouped(KmapState *state, const char *population_name,
+					   char **population_names, const char *weight_name, Oid schema,
+					   bool filtered)
+{
+	StringInfoData query;
+	KmapReceiver receiver;
+	SPIExecuteOptions options;
+	ParamListInfo params = NULL;
+	bytea	   *filter = filtered ? KeyFilterBuild(state) : NULL;
+	int			rc;
+
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT %s.qid_key(", quote_identifier(get_namespace_name(schema)));
+	AppendColumns(&query, population_names, state->ncolumns);
+	appendStringInfoString(&query, "), pg_catalog.count(*)");
+	state->weighted = weight_name != NULL;
+	if (state->weighted)
+	{
+		const char *w = quote_identifier(weight_name);
+
+		appendStringInfo(&query, ", pg_catalog.sum(%s::pg_catalog.float8), pg_catalog.count(%s), "
+						 "pg_catalog.min(%s::pg_catalog.float8), pg_catalog.max(%s::pg_catalog.float8)",
+						 w, w, w, w);
+	}
+	appendStringInfo(&query, " FROM %s", population_name);
+	if (filter != NULL)
+	{
+		appendStringInfo(&query, " WHERE %s.qidrisk_kmap_key_filter($1, %s.qid_key(",
+						 quote_identifier(get_namespace_name(schema)),
+						 quote_identifier(get_namespace_name(schema)));
+		AppendColumns(&query, population_names, state->ncolumns);
+		appendStringInfoString(&query, "))");
+		/* a row whose weight is bad passes, so that its error is raised */
+		if (state->weighted)
+		{
+			const char *w = quote_identifier(weight_name);
+
+			appendStringInfo(&query, " OR (%s::pg_catalog.float8 OPERATOR(pg_catalog.>=) 0::pg_catalog.float8 "
+							 "AND %s::pg_catalog.float8 OPERATOR(pg_catalog.<) 'Infinity'::pg_catalog.float8) IS NOT TRUE",
+							 w, w);
+		}
+		params = makeParamList(1);
+		params->numParams = 1;
+		params->params[0].value = PointerGetDatum(filter);
+		params->params[0].isnull = false;
+		params->params[0].pflags = PARAM_FLAG_CONST;
+		params->params[0].ptype = BYTEAOID;
+	}
+	appendStringInfoString(&query, " GROUP BY 1");
+
+	receiver.pub.receiveSlot = KmapReceiveSlot;
+	receiver.pub.rStartup = PopulationGroupStartup;
+	receiver.pub.rShutdown = KmapShutdown;
+	receiver.pub.rDestroy = KmapDestroy;
+	receiver.pub.mydest = DestNone;
+	receiver.state = state;
+	receiver.row = PopulationGroupRow;
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	options.params = params;
+	state->scanned = 0;
+	rc = SPI_execute_extended(query.data, &options);
+	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+		elog(ERROR, "%s: SPI_execute_extended returned %s", state->funcname,
+			 SPI_result_code_string(rc));
+	if (filter != NULL)
+		pfree(filter);
+}
+
+/* ---- end of the grouped scans ---- */
+
 /* Choose how column i's values become jsonb values */
 static void
 ValueJsonInit(KmapState *state, int i)
@@ -1067,16 +1395,28 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	/* both scans (and kmap_row_counts's second) see the tables as locked */
 	state->fresh_snapshot = QidReadSnapshotPush(release, population);
 
-	/* the release's classes */
-	initStringInfo(&query);
-	appendStringInfoString(&query, "SELECT ");
-	AppendColumns(&query, state->names, state->ncolumns);
-	appendStringInfo(&query, " FROM %s", *release_name);
-	KmapScan(state, query.data, ReleaseRow);
+	/* the release's classes (counted where its rows are, when distributed) */
+	state->release_grouped = KmapGrouped(release->relid);
+	if (state->release_grouped)
+		KmapScan(state, ReleaseGroupedQuery(state, *release_name), ReleaseRow);
+	else
+	{
+		initStringInfo(&query);
+		appendStringInfoString(&query, "SELECT ");
+		AppendColumns(&query, state->names, state->ncolumns);
+		appendStringInfo(&query, " FROM %s", *release_name);
+		KmapScan(state, query.data, ReleaseRow);
+	}
 
 	/* one pass over the population */
-	ProbePopulation(state, population->qualified, population_names, weight_name,
-					get_func_namespace(fcinfo->flinfo->fn_oid));
+	if (KmapGrouped(population->relid))
+		CountPopulationGrouped(state, population->qualified, population_names, weight_name,
+							   get_func_namespace(fcinfo->flinfo->fn_oid),
+							   population->relid != release->relid &&
+							   state->classes->members <= KMAP_FILTER_MAX_CLASSES);
+	else
+		ProbePopulation(state, population->qualified, population_names, weight_name,
+						get_func_namespace(fcinfo->flinfo->fn_oid));
 	return state;
 }
 

@@ -19,6 +19,15 @@ PG_MODULE_MAGIC;
 int			qidrisk_max_state_memory = -1;
 bool		qidrisk_spill = true;
 
+int			qidrisk_kmap_population_scan = KMAP_SCAN_AUTO;
+
+static const struct config_enum_entry kmap_population_scan_options[] = {
+	{"auto", KMAP_SCAN_AUTO, false},
+	{"probe", KMAP_SCAN_PROBE, false},
+	{"grouped", KMAP_SCAN_GROUPED, false},
+	{NULL, 0, false}
+};
+
 void		_PG_init(void);
 
 void
@@ -53,6 +62,20 @@ _PG_init(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("qidrisk.kmap_population_scan",
+							 "How the k-map functions read the population.",
+							 "probe scans every row against the release's classes; grouped "
+							 "counts the population per class where its rows are (a GROUP BY "
+							 "a distributed planner runs on the shards) and matches the counts "
+							 "with the release's classes; auto (the default) groups a Citus "
+							 "table distributed over shards, or a view over one, and probes "
+							 "any other.",
+							 &qidrisk_kmap_population_scan,
+							 KMAP_SCAN_AUTO,
+							 kmap_population_scan_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("qidrisk");
 }
 

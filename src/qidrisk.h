@@ -29,6 +29,16 @@ extern bool qidrisk_spill;
 
 extern Size QidStateMemoryBudget(void);
 
+/* qidrisk.kmap_population_scan: how the k-map functions read the population */
+typedef enum KmapPopulationScan
+{
+	KMAP_SCAN_AUTO,				/* grouped for a distributed table, else probe */
+	KMAP_SCAN_PROBE,			/* every row probed against the release's classes */
+	KMAP_SCAN_GROUPED			/* counted per class where the rows are, then matched */
+} KmapPopulationScan;
+
+extern int	qidrisk_kmap_population_scan;
+
 /* ---- aggcommon.c ---- */
 
 extern const char *AggregateName(FunctionCallInfo fcinfo);

@@ -48,8 +48,11 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # What the chroot holds; a cached chroot made for another list is made again
+# (and Citus's build dependencies, for test/ops/citus.sh)
+. test/citus.sh
 PACKAGES="postgresql-$major postgresql-server-dev-$major postgresql-$major-pgtap postgresql-$major-cron
-libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev gzip sed python3 procps locales-all"
+libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev gzip sed python3 procps locales-all patch
+$CITUS_BUILD_PACKAGES"
 PACKAGES=$(echo $PACKAGES)
 if [ -n "$fresh" ]; then
 	PACKAGES=
@@ -131,6 +134,13 @@ mkdir -p "$dir/build/qidrisk"
 tar -cf - --exclude=./results --exclude=./.git --exclude='*.o' --exclude='*.so' \
 	--exclude='*.bc' --exclude=./regression.diffs --exclude=./regression.out . |
 	tar -xf - -C "$dir/build/qidrisk"
+# the Citus sources test/ops/citus.sh builds, where test/citus.sh looks for
+# them by default (../shared/vendor/citus beside the tree), when this machine has them
+rm -rf "$dir/build/shared"
+if ls "$QIDRISK_CITUS_SOURCES"/citus-*.tar.gz >/dev/null 2>&1; then
+	mkdir -p "$dir/build/shared/vendor/citus"
+	cp "$QIDRISK_CITUS_SOURCES"/citus-* "$dir/build/shared/vendor/citus/"
+fi
 status=0
 in_chroot "$dir" bash -c 'cd /build/qidrisk && "$@"' command "$@" || status=$?
 # results (logs, summary) come back beside this tree's own

@@ -37,8 +37,10 @@ if [ -z "$PG_VERSION" ]; then
 	install postgresql
 	resolve_pg_version
 fi
+# Citus, which test/ops/citus.sh builds from source, needs its build dependencies
+. test/citus.sh
 install "postgresql-$PG_VERSION" "postgresql-server-dev-$PG_VERSION" "postgresql-$PG_VERSION-pgtap" "postgresql-$PG_VERSION-cron" \
-	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3
+	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3 patch $CITUS_BUILD_PACKAGES
 resolve_pg_version
 
 make -s PG_CONFIG="$PG_CONFIG"

@@ -13,7 +13,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(34);
+SELECT plan(42);
 
 CREATE TABLE customers (id serial, zip varchar(5), city text, age integer, sex char(1), w float8);
 INSERT INTO customers (zip, city, age, sex, w)
@@ -137,6 +137,12 @@ SELECT is((SELECT count(*) FROM clean WHERE r LIKE 'ERROR%' OR r = 'NULL'), 0::b
 		  'every statement answers with a clean search_path');
 SELECT is(pg_temp.run(c.s, true), c.r, 'hostile search_path changes nothing: ' || left(c.s, 110))
 FROM clean c;
+
+-- the grouped scans (a Citus table's: GROUP BY qid_key) give the probe's answers, hostile or not
+SET LOCAL qidrisk.kmap_population_scan = grouped;
+SELECT is(pg_temp.run(c.s, true), c.r, 'grouped scans, hostile search_path: ' || left(c.s, 100))
+FROM clean c WHERE c.s ~ 'kmap|weighted_risk';
+SET LOCAL qidrisk.kmap_population_scan = DEFAULT;
 
 -- qid_generalize_into writes a table: the same rows both ways
 SELECT is(pg_temp.run($$SELECT public.qid_generalize_into('public.customers', ARRAY['zip', 'city'], '{"columns": {"zip": {"constant": "*"}, "city": {"map": "city_map"}}}', 'gen_hostile', true)$$, true),
