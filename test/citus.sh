@@ -36,7 +36,16 @@ citus_sources() {
 	major=$("$(citus_pg_config)" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 	case "$major" in
 	15 | 16) CITUS_VERSION=13.2.2 ;;
-	17 | 18) CITUS_VERSION=14.0.1 ;;
+	17) CITUS_VERSION=14.0.1 ;;
+	18)
+		# 14.0.1 supports 18, but the suite has not been run there, and a third cold
+		# Citus build would stretch CI past its budget
+		if [ "${QIDRISK_CITUS_ON_18:-0}" != 1 ]; then
+			CITUS_MISSING="the Citus suite runs on 15 (13.2.2) and 17 (14.0.1); QIDRISK_CITUS_ON_18=1 runs it on 18 with 14.0.1"
+			return 1
+		fi
+		CITUS_VERSION=14.0.1
+		;;
 	*)
 		CITUS_MISSING="no Citus release here supports PostgreSQL $major"
 		return 1
