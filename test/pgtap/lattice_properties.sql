@@ -15,56 +15,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 SELECT plan(57);
 
--- A random table t_<name>: three quasi-identifiers with NULLs and ties, a
--- sensitive column with NULLs; and a random nested hierarchy per column
--- (h_<name>_<column>: value, l1..lH, each level a function of the one below)
-CREATE FUNCTION pg_temp.make_case(name text, seed float8, nrows integer, heights integer[])
-RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-	cols text[] := ARRAY['a', 'b', 'c'];
-	defs text;
-	sel text;
-	prev text;
-BEGIN
-	PERFORM setseed(seed);
-	EXECUTE format('CREATE TABLE %I (a integer, b text, c date, s integer)', 't_' || name);
-	EXECUTE format($q$INSERT INTO %I
-		SELECT CASE WHEN random() < 0.08 THEN NULL ELSE floor(random() * 7)::int END,
-			   CASE WHEN random() < 0.08 THEN NULL ELSE (ARRAY['x', 'y', 'z', 'w', 'v'])[1 + floor(random() * 5)::int] END,
-			   CASE WHEN random() < 0.08 THEN NULL ELSE date '2020-01-01' + floor(random() * 5)::int END,
-			   CASE WHEN random() < 0.05 THEN NULL ELSE floor(random() * random() * 5)::int END
-		FROM generate_series(1, $1)$q$, 't_' || name) USING nrows;
-	FOR i IN 1 .. 3 LOOP
-		IF heights[i] = 0 THEN
-			CONTINUE;
-		END IF;
-		SELECT string_agg(format('l%s text', j), ', ') INTO defs FROM generate_series(1, heights[i]) j;
-		EXECUTE format('CREATE TABLE %I (value text, %s)', 'h_' || name || '_' || cols[i], defs);
-		-- level j groups level j-1's labels into fewer groups at random; the top is * half the time
-		prev := 'coalesce(v, ''~'')';
-		sel := '';
-		FOR j IN 1 .. heights[i] LOOP
-			IF j = heights[i] AND random() < 0.5 THEN
-				sel := sel || ', ''*''';
-				prev := '''*''';
-			ELSE
-				prev := format('''L%s_'' || (abs(hashtext(%s || %L)) %% %s)', j, prev,
-							   (random() * 1000)::int::text, 1 + floor(random() * (5 - j))::int);
-				sel := sel || ', ' || prev;
-			END IF;
-		END LOOP;
-		EXECUTE format('INSERT INTO %I SELECT v %s FROM (SELECT DISTINCT %I::text AS v FROM %I) d',
-					   'h_' || name || '_' || cols[i], sel, cols[i], 't_' || name);
-	END LOOP;
-END
-$$;
-
-CREATE FUNCTION pg_temp.hierarchies(name text, heights integer[]) RETURNS jsonb
-LANGUAGE sql AS $$
-	SELECT coalesce(jsonb_object_agg(c, 'h_' || name || '_' || c), '{}')
-	FROM unnest(ARRAY['a', 'b', 'c'], heights) AS x(c, h) WHERE h > 0
-$$;
+\ir lattice_cases.psql
 
 -- The reference figures of one node: one GROUP BY over the generalized columns
 CREATE FUNCTION pg_temp.ref_node(name text, heights integer[], lv integer[], k integer,
