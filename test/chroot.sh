@@ -48,11 +48,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # What the chroot holds; a cached chroot made for another list is made again
-# (and Citus's build dependencies, for test/ops/citus.sh)
+# (and Citus's build dependencies where test/ops/citus.sh runs: not on 18,
+# whose sid packages cannot always install them together)
 . test/citus.sh
+citus_packages=$CITUS_BUILD_PACKAGES
+if [ "$major" = 18 ]; then
+	citus_packages=
+fi
 PACKAGES="postgresql-$major postgresql-server-dev-$major postgresql-$major-pgtap postgresql-$major-cron
 libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev gzip sed python3 procps locales-all patch
-$CITUS_BUILD_PACKAGES"
+$citus_packages"
 PACKAGES=$(echo $PACKAGES)
 if [ -n "$fresh" ]; then
 	PACKAGES=
