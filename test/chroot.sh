@@ -51,13 +51,9 @@ fi
 # (and Citus's build dependencies where test/ops/citus.sh runs: not on 18,
 # whose sid packages cannot always install them together)
 . test/citus.sh
-citus_packages=$CITUS_BUILD_PACKAGES
-if [ "$major" = 18 ]; then
-	citus_packages=
-fi
 PACKAGES="postgresql-$major postgresql-server-dev-$major postgresql-$major-pgtap postgresql-$major-cron
 libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev gzip sed python3 procps locales-all patch
-$citus_packages"
+$(citus_build_packages "$major")"
 PACKAGES=$(echo $PACKAGES)
 if [ -n "$fresh" ]; then
 	PACKAGES=

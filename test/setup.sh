@@ -40,7 +40,7 @@ fi
 # Citus, which test/ops/citus.sh builds from source, needs its build dependencies
 . test/citus.sh
 install "postgresql-$PG_VERSION" "postgresql-server-dev-$PG_VERSION" "postgresql-$PG_VERSION-pgtap" "postgresql-$PG_VERSION-cron" \
-	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3 patch $CITUS_BUILD_PACKAGES
+	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3 patch $(citus_build_packages "$PG_VERSION")
 resolve_pg_version
 
 make -s PG_CONFIG="$PG_CONFIG"
