@@ -106,11 +106,7 @@ BEGIN
 			PERFORM pg_temp.make_random_table(seed, nrows);
 			SET LOCAL max_parallel_workers_per_gather = 0;
 			RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, serial', seed, nrows));
-			SET LOCAL parallel_setup_cost = 0;
-			SET LOCAL parallel_tuple_cost = 0;
-			SET LOCAL min_parallel_table_scan_size = 0;
-			SET LOCAL parallel_leader_participation = off;
-			SET LOCAL max_parallel_workers_per_gather = 2;
+			PERFORM pg_temp.force_parallel_plans();
 			IF nrows >= 8000 THEN
 				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT l_diversity(s_text, c_int, c_text_ci) FROM r'),
 							   format('seed %s: l_diversity runs as partial aggregates in workers', seed));
