@@ -325,16 +325,21 @@ KmapReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-/* Run one query as the caller, under the outer snapshot, feeding rows to fn */
+/*
+ * Run one query as the caller, under the outer snapshot, feeding rows to fn;
+ * startup checks the result's shape, params (or NULL) are the query's $n
+ */
 static void
-KmapScan(KmapState *state, const char *query, KmapRowFn fn)
+KmapScanWith(KmapState *state, const char *query, KmapRowFn fn,
+			 void (*startup) (DestReceiver *self, int operation, TupleDesc typeinfo),
+			 ParamListInfo params)
 {
 	KmapReceiver receiver;
 	SPIExecuteOptions options;
 	int			rc;
 
 	receiver.pub.receiveSlot = KmapReceiveSlot;
-	receiver.pub.rStartup = KmapStartup;
+	receiver.pub.rStartup = startup;
 	receiver.pub.rShutdown = KmapShutdown;
 	receiver.pub.rDestroy = KmapDestroy;
 	receiver.pub.mydest = DestNone;
@@ -344,12 +349,19 @@ KmapScan(KmapState *state, const char *query, KmapRowFn fn)
 	memset(&options, 0, sizeof(options));
 	options.read_only = true;
 	options.dest = &receiver.pub;
+	options.params = params;
 	state->scanned = 0;
 	rc = SPI_execute_extended(query, &options);
 	/* a SELECT into a receiver of type DestNone reports SPI_OK_UTILITY */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
 		elog(ERROR, "%s: SPI_execute_extended returned %s", state->funcname,
 			 SPI_result_code_string(rc));
+}
+
+static void
+KmapScan(KmapState *state, const char *query, KmapRowFn fn)
+{
+	KmapScanWith(state, query, fn, KmapStartup, NULL);
 }
 
 /* Read the QID columns of a slot and fingerprint them */
@@ -1063,11 +1075,8 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 					   bool filtered)
 {
 	StringInfoData query;
-	KmapReceiver receiver;
-	SPIExecuteOptions options;
 	ParamListInfo params = NULL;
 	bytea	   *filter = filtered ? KeyFilterBuild(state) : NULL;
-	int			rc;
 
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT %s.qid_key(", quote_identifier(get_namespace_name(schema)));
@@ -1108,22 +1117,7 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 	}
 	appendStringInfoString(&query, " GROUP BY 1");
 
-	receiver.pub.receiveSlot = KmapReceiveSlot;
-	receiver.pub.rStartup = PopulationGroupStartup;
-	receiver.pub.rShutdown = KmapShutdown;
-	receiver.pub.rDestroy = KmapDestroy;
-	receiver.pub.mydest = DestNone;
-	receiver.state = state;
-	receiver.row = PopulationGroupRow;
-	memset(&options, 0, sizeof(options));
-	options.read_only = true;
-	options.dest = &receiver.pub;
-	options.params = params;
-	state->scanned = 0;
-	rc = SPI_execute_extended(query.data, &options);
-	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
-		elog(ERROR, "%s: SPI_execute_extended returned %s", state->funcname,
-			 SPI_result_code_string(rc));
+	KmapScanWith(state, query.data, PopulationGroupRow, PopulationGroupStartup, params);
 	if (filter != NULL)
 		pfree(filter);
 }
