@@ -343,22 +343,48 @@ ok "$(q -c "SELECT string_agg(h::text, ',' ORDER BY h.class_size) FROM ($PROFILE
 	"keyed: class_histogram of class_size_profile = of the local class_profile"
 p=$(plan "$PROFILE")
 echo "$p" | grep -m1 "Query:" | cut -c1-220 | sed 's/^/#   shard query: /'
-check 'echo "$p" | head -3 | grep -q "coord_combine_agg"' \
-	"keyed: the coordinator combines the shards' states (coord_combine_agg)"
-check 'echo "$p" | grep -q "Query: SELECT worker_partial_agg(.*class_size_profile.* FROM (SELECT count(\*) AS n FROM public.keyed_[0-9]* keyed GROUP BY keyed.qid) s"' \
-	"keyed: each shard runs the GROUP BY qid and worker_partial_agg of class_size_profile"
-# What the shards send is each one's state as text (Citus's worker_partial_agg);
-# measured by running that shard query on every shard, since under EXPLAIN
-# ANALYZE (auto_explain's byte count) Citus cannot run it
+# Citus 13 splits the aggregate with worker_partial_agg / coord_combine_agg,
+# the state as text; Citus 14 with worker_binary_partial_agg /
+# coord_binary_combine_agg, the state in its binary form (bytea) when the
+# state type has one, as bigint[] has
+if echo "$p" | grep -q "worker_binary_partial_agg("; then
+	split=binary partial=worker_binary_partial_agg combine=coord_binary_combine_agg
+	state_bytes=$((2 * 12)) # an int8 array element: its 4-byte length and 8 bytes
+else
+	split=text partial=worker_partial_agg combine=coord_combine_agg
+	state_bytes=$((2 * 21)) # 20 digits and a comma
+fi
+case "$CITUS_VERSION" in
+13.*) expect=text ;;
+*) expect=binary ;;
+esac
+ok "$split" "$expect" "keyed: Citus $CITUS_VERSION sends the shards' states as $expect ($partial)"
+check 'echo "$p" | head -3 | grep -q "$combine("' \
+	"keyed: the coordinator combines the shards' states ($combine)"
+check 'echo "$p" | grep -q "Query: SELECT $partial(.*class_size_profile.* FROM (SELECT count(\*) AS n FROM public.keyed_[0-9]* keyed GROUP BY keyed.qid) s"' \
+	"keyed: each shard runs the GROUP BY qid and $partial of class_size_profile"
+# What the shards send is each one's state, measured by running that shard
+# query on every shard (on Citus 13 EXPLAIN ANALYZE cannot run it, below)
 sizes=$(q -c "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n FROM pop_local GROUP BY $QID) s")
 read -r sent shards < <(q -F ' ' -c "SELECT sum(result::bigint), count(*) FROM run_command_on_shards('keyed',
-	\$\$SELECT octet_length(worker_partial_agg('public.class_size_profile(bigint)'::pg_catalog.regprocedure, n)::text)
+	\$\$SELECT octet_length($partial('public.class_size_profile(bigint)'::pg_catalog.regprocedure, n)::text)
 	FROM (SELECT count(*) AS n FROM %s GROUP BY qid) s\$\$)")
+if [ "$split" = binary ]; then
+	# the bytea as text is its hex form: 2 characters a byte, and \x
+	sent=$(((sent - 2 * shards) / 2))
+fi
+bound_state=$((shards * (64 + sizes * state_bytes)))
 echo "# $sizes distinct class sizes; the $shards shards send $sent bytes of state"
-check "[ $shards -eq 32 ] && [ $sent -gt 0 ] && [ $sent -le $((shards * (2 + sizes * 2 * 21))) ]" \
-	"keyed: the shards send at most 2 numbers of 20 digits and a comma per distinct size ($sent bytes, bound $((shards * (2 + sizes * 2 * 21))))"
-refused=$(q -c "EXPLAIN (ANALYZE) $PROFILE" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
-check '[ -n "$refused" ]' "Citus cannot EXPLAIN ANALYZE an aggregate it splits with worker_partial_agg ($refused)"
+check "[ $shards -eq 32 ] && [ $sent -gt 0 ] && [ $sent -le $bound_state ]" \
+	"keyed: the shards send at most $state_bytes bytes per distinct size, and a header ($sent bytes, bound $bound_state)"
+if [ "$split" = text ]; then
+	refused=$(q -c "EXPLAIN (ANALYZE) $PROFILE" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
+	check '[ -n "$refused" ]' "Citus $CITUS_VERSION cannot EXPLAIN ANALYZE an aggregate it splits with worker_partial_agg ($refused)"
+else
+	# what the coordinator receives, as for the functions above: the states
+	# and the protocol's per-row framing
+	bound "keyed: class_size_profile (EXPLAIN ANALYZE runs on Citus $CITUS_VERSION)" "$PROFILE" $((bound_state * 2)) 1
+fi
 
 # A constant argument of an ungrouped aggregate (rows_below_k's k) travels
 # with every row that a row-gather ships; rows_below of class_profile does not
