@@ -1528,3 +1528,68 @@ CREATE AGGREGATE class_size_profile(class_size bigint) (
 );
 COMMENT ON AGGREGATE class_size_profile(bigint) IS
 'the class_profile of classes given by their sizes (one row per class, such as count(*) of a GROUP BY); NULL sizes are ignored';
+
+-- ==== column_distinct_counts: a clear error for estimates of a Citus table ====
+
+CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	counts double precision[];
+	citus_table boolean := false;
+BEGIN
+	IF rel IS NULL OR columns IS NULL OR cardinality(columns) = 0 THEN
+		RAISE EXCEPTION 'column_distinct_counts needs a table and at least one column'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	PERFORM @extschema@.qidrisk_require_columns(rel, columns);
+	IF NOT estimated THEN
+		-- NULL counts as one more value, as in GROUP BY
+		EXECUTE format('SELECT ARRAY[%s]::float8[] FROM %s',
+					   (SELECT string_agg(format('count(DISTINCT %1$I) + max(CASE WHEN %1$I IS NULL THEN 1 ELSE 0 END)', c), ', '
+										  ORDER BY o)
+						FROM unnest(columns) WITH ORDINALITY AS u(c, o)),
+					   rel)
+		INTO counts;
+		RETURN QUERY SELECT c, coalesce(counts[o], 0)
+					 FROM unnest(columns) WITH ORDINALITY AS u(c, o) ORDER BY o;
+		RETURN;
+	END IF;
+	-- pg_stats shows only columns the caller may read
+	RETURN QUERY
+		SELECT u.c,
+			   CASE WHEN s.n_distinct >= 0 THEN s.n_distinct
+					ELSE -s.n_distinct * greatest(cl.reltuples, 0) END
+			   + CASE WHEN s.null_frac > 0 THEN 1 ELSE 0 END
+		FROM unnest(columns) WITH ORDINALITY AS u(c, o)
+		JOIN pg_class cl ON cl.oid = rel
+		JOIN pg_namespace n ON n.oid = cl.relnamespace
+		LEFT JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = cl.relname
+							AND s.attname = u.c AND NOT s.inherited
+		ORDER BY u.o;
+	IF EXISTS (SELECT 1 FROM unnest(columns) AS c
+			   WHERE NOT EXISTS (SELECT 1 FROM pg_stats s JOIN pg_class cl ON cl.oid = rel
+								 JOIN pg_namespace n ON n.oid = cl.relnamespace
+								 WHERE s.schemaname = n.nspname AND s.tablename = cl.relname
+								 AND s.attname = c AND NOT s.inherited)) THEN
+		-- a Citus table's rows, and so its statistics, live on its shards
+		IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+			EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition '
+					'WHERE logicalrelid OPERATOR(pg_catalog.=) $1)'
+				INTO citus_table USING rel;
+		END IF;
+		IF citus_table THEN
+			RAISE EXCEPTION '% is a Citus table: its statistics are on its shards, not on this node', rel
+				USING ERRCODE = 'feature_not_supported',
+					  HINT = 'Pass estimated => false: the exact counts run on the shards.';
+		END IF;
+		RAISE EXCEPTION '% has no statistics for some of these columns', rel
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Run ANALYZE on the table, or pass estimated => false for exact counts.';
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
+'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';

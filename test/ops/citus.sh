@@ -212,6 +212,13 @@ same "qid_check with min_k and min_kmap" \
 same "qid_check min_kmap with the population distributed" \
 	"SELECT string_agg(rule || ' ' || measured || ' ' || passed, ', ' ORDER BY rule) FROM qid_check('rel_local', ARRAY['birth_year', 'sex', 'zip'], '{\"min_kmap\": {\"population\": \":T\", \"k\": 2}}')"
 same "column_distinct_counts" "SELECT string_agg(column_name || ' ' || distinct_values, ', ') FROM column_distinct_counts(':T', ARRAY['birth_year', 'sex', 'zip', 'education'])"
+# estimates read pg_stats, which a Citus table has on its shards only (ANALYZE
+# above ran); the local copy has them
+estimate=$(q -v VERBOSITY=verbose -c "SELECT * FROM column_distinct_counts('pop_dist', ARRAY['sex', 'zip'], estimated => true)" 2>&1 | head -1)
+check 'echo "$estimate" | grep -q "ERROR: *0A000: pop_dist is a Citus table: its statistics are on its shards"' \
+	"column_distinct_counts(estimated => true) of a distributed table: 0A000, pass estimated => false ($estimate)"
+ok "$(q -c "SELECT count(*) FROM column_distinct_counts('pop_local', ARRAY['sex', 'zip'], estimated => true) WHERE distinct_values > 0")" 2 \
+	"column_distinct_counts(estimated => true) of the local copy: an estimate for each column"
 
 # Plan shapes: the first line of the coordinator's plan and the shard query
 plan() { q -c "EXPLAIN (VERBOSE, COSTS OFF) $1"; }
