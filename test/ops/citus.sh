@@ -215,7 +215,7 @@ same "column_distinct_counts" "SELECT string_agg(column_name || ' ' || distinct_
 # estimates read pg_stats, which a Citus table has on its shards only (ANALYZE
 # above ran); the local copy has them
 estimate=$(q -v VERBOSITY=verbose -c "SELECT * FROM column_distinct_counts('pop_dist', ARRAY['sex', 'zip'], estimated => true)" 2>&1 | head -1)
-check 'echo "$estimate" | grep -q "ERROR: *0A000: pop_dist is a Citus table: its statistics are on its shards"' \
+check 'echo "$estimate" | grep -q "ERROR: *0A000: public.pop_dist is a Citus table: its statistics are on its shards"' \
 	"column_distinct_counts(estimated => true) of a distributed table: 0A000, pass estimated => false ($estimate)"
 ok "$(q -c "SELECT count(*) FROM column_distinct_counts('pop_local', ARRAY['sex', 'zip'], estimated => true) WHERE distinct_values > 0")" 2 \
 	"column_distinct_counts(estimated => true) of the local copy: an estimate for each column"
