@@ -34,4 +34,11 @@
 	make_range((typcache), (lower), (upper), (empty))
 #endif
 
+/* 16 added stringToQualifiedNameList's soft-error context (NULL: errors are thrown) */
+#if PG_VERSION_NUM >= 160000
+#define QidStringToQualifiedNameList(string) stringToQualifiedNameList((string), NULL)
+#else
+#define QidStringToQualifiedNameList(string) stringToQualifiedNameList(string)
+#endif
+
 #endif							/* QIDRISK_COMPAT_H */

@@ -374,11 +374,7 @@ ResolveTable(const char *name, const char *column, const char *funcname)
 	List	   *names;
 	Oid			relid;
 
-	names = stringToQualifiedNameList(name
-#if PG_VERSION_NUM >= 160000
-									  ,NULL
-#endif
-		);
+	names = QidStringToQualifiedNameList(name);
 	relid = RangeVarGetRelid(makeRangeVarFromNameList(names), AccessShareLock, true);
 	if (!OidIsValid(relid))
 		ereport(ERROR,
@@ -1997,11 +1993,7 @@ Datum
 qidrisk_qualified_new_table(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	List	   *names = stringToQualifiedNameList(name
-#if PG_VERSION_NUM >= 160000
-												  ,NULL
-#endif
-		);
+	List	   *names = QidStringToQualifiedNameList(name);
 	RangeVar   *rv = makeRangeVarFromNameList(names);
 	Oid			nsp = RangeVarGetCreationNamespace(rv);
 
