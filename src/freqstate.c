@@ -2277,13 +2277,22 @@ PatchInt64(char *at, int64 value)
 }
 
 /*
+ * Where a serialized state is written: memory for a message of the given
+ * length (varlena header and terminating zero included), or NULL to write it
+ * into a palloc'd message instead
+ */
+typedef void *(*MessageAllocator) (Size length, void *arg);
+
+/*
  * Serialize: format version, encoding, rows, singletons, parameter, class
  * count, then the classes in the encoding the state's layout allows.  A
  * spilled state streams its file runs into the message, which therefore
- * may hold more than the memory budget (up to MaxAllocSize).
+ * may hold more than the memory budget (up to MaxAllocSize).  With an
+ * allocator the message's exact length is found first and the message is
+ * written where the allocator says (if it says anywhere).
  */
-bytea *
-FreqStateSerialize(FreqState *state)
+static bytea *
+SerializeState(FreqState *state, MessageAllocator allocate, void *arg)
 {
 	StringInfoData buf;
 	AscendingWriter writer = {NULL, 0, 0, {0, 0, 0}};
@@ -2317,7 +2326,8 @@ FreqStateSerialize(FreqState *state)
 		for (int p = 0; p < PARTITIONS; p++)
 			bound += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
 		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ + bound * MAX_ASCENDING_CLASS_BYTES;
-		one_pass = bound < MAX_MESSAGE_BYTES;
+		/* a palloc'd message gives back what it did not use; other memory may not */
+		one_pass = allocate == NULL && bound < MAX_MESSAGE_BYTES;
 		if (one_pass)
 			writer.bytes = bound - (SERIALIZED_HEADER_BYTES + VARHDRSZ);
 		else
@@ -2344,7 +2354,9 @@ FreqStateSerialize(FreqState *state)
 						 "or aggregate fewer rows per group.")));
 
 	/* as pq_begintypsend, but exactly the room needed (and its terminating zero) */
-	buf.data = palloc((Size) bytes + 1);
+	buf.data = allocate != NULL ? allocate((Size) bytes + 1, arg) : NULL;
+	if (buf.data == NULL)
+		buf.data = palloc((Size) bytes + 1);
 	buf.maxlen = (int) bytes + 1;
 	buf.len = VARHDRSZ;
 	buf.cursor = 0;
@@ -2384,6 +2396,12 @@ FreqStateSerialize(FreqState *state)
 	else
 		ForEachClass(state, WriteFixedClass, &buf);
 	return pq_endtypsend(&buf);
+}
+
+bytea *
+FreqStateSerialize(FreqState *state)
+{
+	return SerializeState(state, NULL, NULL);
 }
 
 /* Raise the error for a serialized state that does not parse */
@@ -2849,15 +2867,42 @@ SharedMemoryHasRoom(Size length)
 	return (double) fs.f_bavail * (double) fs.f_frsize >= 2.0 * (double) length;
 }
 
+/* Where FreqStateShare may put a state: the area, and the chunk it took */
+typedef struct SharedTarget
+{
+	dsa_area   *area;
+	Size		budget;
+	dsa_pointer chunk;
+} SharedTarget;
+
 /*
- * Serialize a parallel worker's state into the query's shared memory area,
- * where the leader reads it in place (FreqStateDeserializeShared), and
- * return a message saying where it is; a state under SHARE_FROM_BYTES or
- * over the memory budget, or one the area has no room for, comes back
- * serialized as usual.  The caller
- * guarantees that the message reaches the finalize aggregate of the same
- * query through a Gather (see qidrisk_freq_serialize).  The area frees the
- * chunk when the Gather is shut down.
+ * MessageAllocator: a chunk of the query's shared memory area, for a message
+ * from SHARE_FROM_BYTES up to the state's budget that /dev/shm has room for
+ */
+static void *
+AllocateShared(Size length, void *arg)
+{
+	SharedTarget *target = (SharedTarget *) arg;
+
+	/* a state past the budget goes to the leader's run files, not to memory */
+	if (length < SHARE_FROM_BYTES || length > target->budget || !SharedMemoryHasRoom(length))
+		return NULL;
+	target->chunk = dsa_allocate_extended(target->area, length,
+										  DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(target->chunk))
+		return NULL;
+	return dsa_get_address(target->area, target->chunk);
+}
+
+/*
+ * Serialize a parallel worker's state straight into the query's shared
+ * memory area, where the leader reads it in place
+ * (FreqStateDeserializeShared), and return a message saying where it is; a
+ * state under SHARE_FROM_BYTES or over the memory budget, or one the area has
+ * no room for, comes back serialized as usual.  The caller guarantees that
+ * the message reaches the finalize aggregate of the same query through a
+ * Gather (see qidrisk_freq_serialize).  The area frees the chunk when the
+ * Gather is shut down.
  */
 bytea *
 FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid, int64 statement_start)
@@ -2867,21 +2912,13 @@ FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid, int64 stateme
 	/* a state shared by several aggregates is serialized for each: once is enough */
 	if (!DsaPointerIsValid(state->shared_chunk))
 	{
-		bytea	   *message = FreqStateSerialize(state);
-		Size		length = VARSIZE(message);
-		dsa_pointer chunk;
+		SharedTarget target = {area, state->budget, InvalidDsaPointer};
+		bytea	   *message = SerializeState(state, AllocateShared, &target);
 
-		/* a state past the budget goes to the leader's run files, not to memory */
-		if (length < SHARE_FROM_BYTES || (double) length > (double) state->budget ||
-			!SharedMemoryHasRoom(length))
+		if (!DsaPointerIsValid(target.chunk))
 			return message;
-		chunk = dsa_allocate_extended(area, length, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-		if (!DsaPointerIsValid(chunk))
-			return message;
-		memcpy(dsa_get_address(area, chunk), message, length);
-		pfree(message);
-		state->shared_chunk = chunk;
-		state->shared_length = length;
+		state->shared_chunk = target.chunk;
+		state->shared_length = VARSIZE(message);
 		elog(DEBUG1, "qidrisk: a parallel worker hands over its partial state in shared memory");
 	}
 
