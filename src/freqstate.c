@@ -2839,6 +2839,25 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 }
 
 /*
+ * Map the pages of a range in one call rather than one page fault at a time
+ * (Linux 5.14 and later; a no-op where the kernel or its headers lack it).
+ * Only whole pages inside the range are touched.
+ */
+static void
+PrefaultPages(const void *start, Size length, bool for_writing)
+{
+#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	from = ((uintptr_t) start + page - 1) / page * page;
+	uintptr_t	to = ((uintptr_t) start + length) / page * page;
+
+	if (to > from)
+		(void) madvise((void *) from, to - from,
+					   for_writing ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+#endif
+}
+
+/*
  * Rebuild a state from a serialized state in the query's shared memory
  * (FreqStateShare), which lives until the Gather that delivered it is shut
  * down, after the finalize aggregate's last read: nothing is copied.
@@ -2846,6 +2865,8 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 FreqState *
 FreqStateDeserializeShared(MemoryContext context, bytea *bytes)
 {
+	/* the pages are new to this process: map them in one go, then read */
+	PrefaultPages(bytes, VARSIZE(bytes), false);
 	return DeserializeMessage(context, bytes, true);
 }
 
@@ -2883,6 +2904,7 @@ static void *
 AllocateShared(Size length, void *arg)
 {
 	SharedTarget *target = (SharedTarget *) arg;
+	void	   *chunk;
 
 	/* a state past the budget goes to the leader's run files, not to memory */
 	if (length < SHARE_FROM_BYTES || length > target->budget || !SharedMemoryHasRoom(length))
@@ -2891,7 +2913,10 @@ AllocateShared(Size length, void *arg)
 										  DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
 	if (!DsaPointerIsValid(target->chunk))
 		return NULL;
-	return dsa_get_address(target->area, target->chunk);
+	chunk = dsa_get_address(target->area, target->chunk);
+	/* the pages are new to this process: map them in one go, then write */
+	PrefaultPages(chunk, length, true);
+	return chunk;
 }
 
 /*
