@@ -728,79 +728,181 @@ CloseSource(MergeSource *source)
 }
 
 /*
+ * A node of a merge tree: a leaf reads a source, an inner node merges its
+ * two children into a chunk of its own.  Either way its classes not yet
+ * taken are the window [at, end).
+ */
+typedef struct MergeNode
+{
+	MergeSource *source;		/* a leaf's source, or NULL */
+	struct MergeNode *left;
+	struct MergeNode *right;
+	const CountedClass *at;
+	const CountedClass *end;
+	CountedClass *chunk;		/* an inner node's RUN_CHUNK_CLASSES classes */
+} MergeNode;
+
+/*
+ * Merge two sorted windows into out, up to stop or the end of either, a
+ * class present in both once with its sizes summed.  Fingerprints are
+ * uniform, so which window is behind is random and the smaller class is
+ * selected without a branch; equal high halves (the same class, almost
+ * always) take the full comparison.  Each step advances out by one and each
+ * window by at most one, so a count of steps bounds all three at once.
+ */
+static inline CountedClass *
+MergeTwo(MergeNode *a_node, MergeNode *b_node, CountedClass *out, const CountedClass *stop)
+{
+	const CountedClass *a = a_node->at;
+	const CountedClass *b = b_node->at;
+	int64		steps = Min(Min(a_node->end - a, b_node->end - b), stop - out);
+
+	while (steps-- > 0)
+	{
+		uint64		take_b;
+
+		if (unlikely(a->key.hi == b->key.hi))
+		{
+			int			c = QidFingerprintCompare(&a->key, &b->key);
+
+			*out = (c <= 0) ? *a : *b;
+			if (c == 0)
+				out->count += b->count;
+			a += (c <= 0);
+			b += (c >= 0);
+			out++;
+			continue;
+		}
+		take_b = -(uint64) (b->key.hi < a->key.hi);
+		*out++ = *(const CountedClass *) (((uintptr_t) b & take_b) | ((uintptr_t) a & ~take_b));
+		a += 1 + (int64) take_b;
+		b -= (int64) take_b;
+	}
+	a_node->at = a;
+	b_node->at = b;
+	return out;
+}
+
+/* Make a node's window hold classes; false once it has none left */
+static bool
+PullClasses(MergeNode *node)
+{
+	CountedClass *out = node->chunk;
+	const CountedClass *stop = node->chunk + RUN_CHUNK_CLASSES;
+
+	if (node->at < node->end)
+		return true;
+	if (node->source != NULL)
+	{
+		if (node->source->left == 0)
+			return false;
+		RefillSource(node->source);
+		node->at = node->source->at;
+		node->end = node->source->end;
+		return true;
+	}
+	while (out < stop)
+	{
+		bool		has_left = PullClasses(node->left);
+		bool		has_right = PullClasses(node->right);
+		MergeNode  *rest;
+		int64		n;
+
+		if (has_left && has_right)
+		{
+			out = MergeTwo(node->left, node->right, out, stop);
+			continue;
+		}
+		if (!has_left && !has_right)
+			break;
+		/* one child is exhausted: the other's classes follow as they are */
+		rest = has_left ? node->left : node->right;
+		n = Min(rest->end - rest->at, stop - out);
+		memcpy(out, rest->at, n * sizeof(CountedClass));
+		rest->at += n;
+		out += n;
+	}
+	node->at = node->chunk;
+	node->end = out;
+	return out > node->chunk;
+}
+
+/*
  * Merge sorted, duplicate-free sources (at most MERGE_FANIN) into one
  * ascending stream: count each fingerprint's class into counts (if not
  * NULL) and call visit (if not NULL) with its sizes summed over the sources.
- * Exhausted sources leave the list, so the loops only see live ones, and
- * the live sources' positions and the counters are locals the compiler can
- * keep in registers (PostgreSQL compiles with -fno-strict-aliasing).
+ * The sources are the leaves of a balanced tree of two-way merges, so each
+ * class passes about log2(nsources) cheap steps instead of being compared
+ * with every source's current class.
  */
 static void
 MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 			 ClassVisitor visit, void *arg)
 {
-	MergeSource *live[MERGE_FANIN];
-	const CountedClass *at[MERGE_FANIN];
-	const CountedClass *end[MERGE_FANIN];
-	int			nlive = 0;
+	MergeNode  *nodes;
+	MergeNode  *level[MERGE_FANIN];
+	int			nlevel = nsources;
+	int			nnodes = 0;
 	uint64		emitted = 0;
 	FreqCounts	seen = {0, 0, 0};
 
 	if (nsources > MERGE_FANIN)
 		elog(ERROR, "qidrisk: a merge of %d inputs, more than %d", nsources, MERGE_FANIN);
+	if (nsources == 0)
+		return;
+	nodes = palloc0((2 * nsources - 1) * sizeof(MergeNode));
 	for (int i = 0; i < nsources; i++)
-		if (sources[i].at < sources[i].end)
-		{
-			live[nlive] = &sources[i];
-			at[nlive] = sources[i].at;
-			end[nlive] = sources[i].end;
-			nlive++;
-		}
-	while (nlive > 0)
 	{
-		/* a copy: a refill below overwrites the chunk the key came from */
-		QidFingerprint key = at[0]->key;
-		int64		count = 0;
+		MergeNode  *leaf = &nodes[nnodes++];
 
-		if ((++emitted & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		/* which source is smallest is random: select without branching */
-		for (int i = 1; i < nlive; i++)
-		{
-			const QidFingerprint *candidate = &at[i]->key;
-			uint64		less = (uint64) (candidate->hi < key.hi) |
-				((uint64) (candidate->hi == key.hi) & (uint64) (candidate->lo < key.lo));
-			uint64		mask = -less;
-
-			key.hi = (candidate->hi & mask) | (key.hi & ~mask);
-			key.lo = (candidate->lo & mask) | (key.lo & ~mask);
-		}
-		for (int i = 0; i < nlive; i++)
-		{
-			uint64		equal = (uint64) (at[i]->key.hi == key.hi) &
-				(uint64) (at[i]->key.lo == key.lo);
-
-			count += at[i]->count & -(int64) equal;
-			at[i] += equal;
-			if (likely(at[i] < end[i]))
-				continue;
-			if (live[i]->left > 0)
-			{
-				RefillSource(live[i]);
-				at[i] = live[i]->at;
-				end[i] = live[i]->end;
-				continue;
-			}
-			nlive--;
-			live[i] = live[nlive];
-			at[i] = at[nlive];
-			end[i] = end[nlive];
-			i--;
-		}
-		CountClassInto(&seen, count);
-		if (visit != NULL)
-			visit(&key, count, arg);
+		leaf->source = &sources[i];
+		leaf->at = sources[i].at;
+		leaf->end = sources[i].end;
+		level[i] = leaf;
 	}
+	while (nlevel > 1)
+	{
+		int			next = 0;
+
+		for (int i = 0; i < nlevel; i += 2)
+		{
+			MergeNode  *inner;
+
+			if (i + 1 == nlevel)
+			{
+				level[next++] = level[i];
+				break;
+			}
+			inner = &nodes[nnodes++];
+			inner->left = level[i];
+			inner->right = level[i + 1];
+			inner->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+			level[next++] = inner;
+		}
+		nlevel = next;
+	}
+	while (PullClasses(level[0]))
+	{
+		const CountedClass *class;
+
+		for (class = level[0]->at; class < level[0]->end; class++)
+		{
+			CountClassInto(&seen, class->count);
+			if (visit != NULL)
+				visit(&class->key, class->count, arg);
+		}
+		emitted += level[0]->end - level[0]->at;
+		level[0]->at = level[0]->end;
+		if (emitted > INTERRUPT_CHECK_MASK)
+		{
+			CHECK_FOR_INTERRUPTS();
+			emitted = 0;
+		}
+	}
+	for (int i = 0; i < nnodes; i++)
+		if (nodes[i].chunk != NULL)
+			pfree(nodes[i].chunk);
+	pfree(nodes);
 	if (counts != NULL)
 	{
 		counts->rows += seen.rows;
@@ -810,8 +912,9 @@ MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 }
 
 /*
- * How many inputs a merge of this state reads at once: each file input holds
- * a chunk of RUN_CHUNK_CLASSES classes, and all of them together at most
+ * How many inputs a merge of this state reads at once: each input holds a
+ * chunk of RUN_CHUNK_CLASSES classes, and so does each two-way merge of the
+ * tree above them (one fewer than the inputs), all of them together at most
  * 1/32 of the budget, between MIN_MERGE_FANIN and MERGE_FANIN inputs.
  */
 static int
@@ -819,7 +922,7 @@ MergeFanIn(const FreqState *state)
 {
 	Size		chunk = RUN_CHUNK_CLASSES * sizeof(CountedClass);
 
-	return (int) Max(MIN_MERGE_FANIN, Min(MERGE_FANIN, state->budget / (32 * chunk)));
+	return (int) Max(MIN_MERGE_FANIN, Min(MERGE_FANIN, state->budget / (32 * 2 * chunk)));
 }
 
 /*
