@@ -30,16 +30,15 @@
  * when something must change it.  A parallel leader's own partial state is
  * not serialized at all but lent to the finalize in the same process, which
  * reads it in place (FreqStateLend), and a worker's large state reaches the
- * leader through the query's shared memory rather than the tuple queue
- * (FreqStateShare).  A one-column int4 or date QID is counted
- * per value in a small table first (FreqStateAddValue), each value being
- * fingerprinted once when a reader needs the classes.
+ * leader through a temporary file rather than the tuple queue
+ * (FreqStateSendFile).  A one-column int4 or date QID is counted per value
+ * in a small table first (FreqStateAddValue), each value being fingerprinted
+ * once when a reader needs the classes.
  */
 #include "postgres.h"
 
 #include <math.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "access/xact.h"
@@ -51,7 +50,9 @@
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 #include "storage/buffile.h"
-#include "storage/dsm_impl.h"
+#include "storage/fileset.h"
+#include "utils/guc.h"
+#include "utils/wait_event.h"
 
 #include "qidrisk.h"
 
@@ -117,16 +118,29 @@
 #define LENT_MESSAGE_BYTES (2 + sizeof(int32) + sizeof(uint64))
 
 /*
- * A parallel worker's large state goes to the leader through the query's
- * shared memory area instead of the tuple queue (FreqStateShare): the
- * message names the leader and the statement it is for, and says where the
- * serialized state lies and how long it is.
+ * A parallel worker's large state goes to the leader through a temporary
+ * file instead of the tuple queue (FreqStateSendFile): the message names
+ * the leader, the statement and the file, and holds the state's header; the
+ * file holds its classes in the ascending encoding.
  */
-#define ENCODING_SHARED 3
-#define SHARED_MESSAGE_BYTES (2 + sizeof(int32) + 3 * sizeof(int64))
+#define ENCODING_FILE 3
 
-/* Serialized states at least this long travel through shared memory */
-#define SHARE_FROM_BYTES (1024 * 1024)
+/*
+ * The files lie in a file set of the leader's process id and this number,
+ * which the numbers PostgreSQL gives its own file sets (below INT_MAX) never
+ * reach: pgsql_tmp/pgsql_tmpPID.4043309056.fileset in each temporary
+ * tablespace, removed with the rest of pgsql_tmp after a crash
+ */
+#define HANDOVER_FILESET_NUMBER ((uint32) 0xF1000000)
+
+/* States whose encoding can take this many bytes go through a file */
+#define HANDOVER_FROM_BYTES (1024 * 1024)
+
+/* A worker writes its file this many bytes at a time */
+#define HANDOVER_WRITE_BYTES (256 * 1024)
+
+/* A leader reads a file this many bytes at a time */
+#define HANDOVER_READ_BYTES (16 * 1024 * 1024)
 
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
@@ -368,18 +382,85 @@ MappedBytes(int64 capacity)
 	return ((Size) capacity * sizeof(CountedClass) + page - 1) / page * page;
 }
 
+/* Let a large mapping fault in 2 MB at a time where the kernel allows it */
+static void
+AdviseHugePages(void *mapping, Size bytes)
+{
+#ifdef MADV_HUGEPAGE
+	if (bytes >= 4 * 1024 * 1024)
+		(void) madvise(mapping, bytes, MADV_HUGEPAGE);
+#endif
+}
+
+/* Stop with an error for a mapping the kernel refused */
+static void
+ReportMappingFailed(Size bytes)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
+					   bytes)));
+}
+
+/*
+ * An anonymous mapping for a received state's encoded classes: copied or
+ * read in once and then only read, so huge pages serve it, where small
+ * pages would each cost a fault.  It is unmapped by UnmapBytes or, at the
+ * latest (also on error), when its memory context is reset.
+ */
+struct MappedCopy
+{
+	char	   *base;
+	Size		bytes;
+	MemoryContextCallback release;
+};
+
+/* Memory context reset callback (and UnmapBytes): unmap, once */
+static void
+ReleaseMappedCopy(void *arg)
+{
+	MappedCopy *mapped = (MappedCopy *) arg;
+
+	if (mapped->base != NULL)
+		munmap(mapped->base, mapped->bytes);
+	mapped->base = NULL;
+}
+
+/* Map bytes of anonymous memory, released with context */
+static MappedCopy *
+MapCopy(MemoryContext context, Size bytes)
+{
+	MappedCopy *mapped = MemoryContextAlloc(context, sizeof(MappedCopy));
+	void	   *base = mmap(NULL, Max(bytes, 1), PROT_READ | PROT_WRITE,
+							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (base == MAP_FAILED)
+	{
+		pfree(mapped);
+		ReportMappingFailed(bytes);
+	}
+	AdviseHugePages(base, bytes);
+	mapped->base = base;
+	mapped->bytes = Max(bytes, 1);
+	mapped->release.func = ReleaseMappedCopy;
+	mapped->release.arg = mapped;
+	MemoryContextRegisterResetCallback(context, &mapped->release);
+	return mapped;
+}
+
 /* Free a received state's copy of its encoded classes (if it has one) */
 static void
 ReleaseEncoded(FreqState *state)
 {
-	if (state->encoded_copy)
+	if (state->encoded_copy != NULL)
 	{
-		pfree(state->encoded);
+		ReleaseMappedCopy(state->encoded_copy);
 		state->memory -= (double) state->encoded_bytes;
 	}
 	state->encoded = NULL;
 	state->encoded_bytes = 0;
-	state->encoded_copy = false;
+	state->encoded_copy = NULL;
 }
 
 /* Grow (or create) a partition's class array to hold at least needed classes */
@@ -408,16 +489,8 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 	else
 		mapping = mremap(partition->classes, old_bytes, new_bytes, MREMAP_MAYMOVE);
 	if (mapping == MAP_FAILED)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
-						   new_bytes)));
-#ifdef MADV_HUGEPAGE
-	/* large arrays fault in 2 MB at a time where the kernel allows it */
-	if (new_bytes >= 4 * 1024 * 1024)
-		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
-#endif
+		ReportMappingFailed(new_bytes);
+	AdviseHugePages(mapping, new_bytes);
 	partition->classes = mapping;
 	partition->capacity = (int64) (new_bytes / sizeof(CountedClass));
 	state->memory += (double) (new_bytes - old_bytes);
@@ -2263,14 +2336,39 @@ WriteAscendingClassAt(char *out, uint64 gap, uint64 lo, int64 count)
 	return out;
 }
 
-/* Where an ascending encoding is being written or sized */
+/*
+ * Where an ascending encoding is being written or sized: into memory sized
+ * up front, or through a buffer into a file (WriteAscendingArrays only)
+ */
 typedef struct AscendingWriter
 {
 	char	   *out;			/* next byte, or NULL when only sizing */
 	double		bytes;			/* bytes written or needed so far */
 	uint64		previous_hi;
 	FreqCounts	seen;			/* what the sizing pass saw */
+	uintptr_t	flush_at;		/* out past this goes to the file */
+	char	   *buffer;			/* the file's buffer, where out starts */
+	File		file;
+	off_t		written;		/* bytes in the file so far */
 } AscendingWriter;
+
+/* An AscendingWriter into memory, or sizing (flush_at never reached) */
+#define MEMORY_WRITER {NULL, 0, 0, {0, 0, 0}, UINTPTR_MAX, NULL, -1, 0}
+
+/* Write a file writer's buffer up to out to its file; returns the buffer */
+static char *
+FlushAscending(AscendingWriter *writer, char *out)
+{
+	int			n = (int) (out - writer->buffer);
+
+	if (n > 0 && FileWrite(writer->file, writer->buffer, n, writer->written,
+						   WAIT_EVENT_BUFFILE_WRITE) != n)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write qidrisk's temporary file of classes")));
+	writer->written += n;
+	return writer->buffer;
+}
 
 /* Write (or size) one class of the ascending encoding */
 static void
@@ -2316,7 +2414,8 @@ SortBuffersInPlace(FreqState *state)
  * Write (or size) every class of a partitioned state whose classes are all
  * in its arrays and its sorted buffers (SortBuffersInPlace): the same as
  * ForEachClass with WriteAscendingClass after DrainBuffers, in one tight
- * loop, which is what a parallel worker does with its state.
+ * loop, which is what a parallel worker does with its state.  A file writer
+ * leaves its last bytes in its buffer.
  */
 static void
 WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
@@ -2351,12 +2450,27 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 			if (out == NULL)
 				bytes += AscendingClassLength(gap, class.count);
 			else
+			{
 				out = WriteAscendingClassAt(out, gap, class.key.lo, class.count);
+				if (unlikely((uintptr_t) out >= writer->flush_at))
+					out = FlushAscending(writer, out);
+			}
 		}
 		writer->bytes += bytes;
 		writer->out = out;
 		writer->previous_hi = previous_hi;
 	}
+}
+
+/* Bytes the ascending encoding of a state's arrays and buffers takes at most */
+static double
+AscendingBound(const FreqState *state)
+{
+	double		classes = 0;
+
+	for (int p = 0; p < PARTITIONS; p++)
+		classes += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
+	return classes * MAX_ASCENDING_CLASS_BYTES;
 }
 
 /* Write one class of the fixed encoding into a buffer sized up front */
@@ -2370,41 +2484,33 @@ WriteFixedClass(const QidFingerprint *key, int64 count, void *arg)
 	pq_writeint64(buf, count);
 }
 
-/* Overwrite eight bytes of a message with an int64 in network order */
+/* The header fields after a message's encoding: rows, singletons, parameter, classes */
 static void
-PatchInt64(char *at, int64 value)
+SendHeader(StringInfo buf, const FreqCounts *seen, const FreqState *state)
 {
-	uint64		n = pg_hton64((uint64) value);
-
-	memcpy(at, &n, sizeof(n));
+	pq_sendint64(buf, seen->rows);
+	pq_sendint64(buf, seen->singletons);
+	pq_sendbyte(buf, state->has_param ? 1 : 0);
+	pq_sendfloat8(buf, state->param);
+	pq_sendint64(buf, seen->classes);
 }
-
-/*
- * Where a serialized state is written: memory for a message of the given
- * length (varlena header and terminating zero included), or NULL to write it
- * into a palloc'd message instead
- */
-typedef void *(*MessageAllocator) (Size length, void *arg);
 
 /*
  * Serialize: format version, encoding, rows, singletons, parameter, class
  * count, then the classes in the encoding the state's layout allows.  A
  * spilled state streams its file runs into the message, which therefore
- * may hold more than the memory budget (up to MaxAllocSize).  With an
- * allocator the message's exact length is found first and the message is
- * written where the allocator says (if it says anywhere).
+ * may hold more than the memory budget (up to MaxAllocSize).
  */
-static bytea *
-SerializeState(FreqState *state, MessageAllocator allocate, void *arg)
+bytea *
+FreqStateSerialize(FreqState *state)
 {
 	StringInfoData buf;
-	AscendingWriter writer = {NULL, 0, 0, {0, 0, 0}};
+	AscendingWriter writer = MEMORY_WRITER;
 	int			encoding;
 	double		bytes;
 	bool		arrays_only = false;
 	bool		one_pass = false;
 	int			counts_at;
-	int			classes_at;
 
 	/* held rows first: counting them may partition the state */
 	FlushHeldRows(state);
@@ -2424,13 +2530,10 @@ SerializeState(FreqState *state, MessageAllocator allocate, void *arg)
 	if (arrays_only)
 	{
 		/* room for the longest encoding of every class: then one pass writes it */
-		double		bound = 0;
+		double		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ +
+			AscendingBound(state);
 
-		for (int p = 0; p < PARTITIONS; p++)
-			bound += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
-		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ + bound * MAX_ASCENDING_CLASS_BYTES;
-		/* a palloc'd message gives back what it did not use; other memory may not */
-		one_pass = allocate == NULL && bound < MAX_MESSAGE_BYTES;
+		one_pass = bound < MAX_MESSAGE_BYTES;
 		if (one_pass)
 			writer.bytes = bound - (SERIALIZED_HEADER_BYTES + VARHDRSZ);
 		else
@@ -2457,21 +2560,14 @@ SerializeState(FreqState *state, MessageAllocator allocate, void *arg)
 						 "or aggregate fewer rows per group.")));
 
 	/* as pq_begintypsend, but exactly the room needed (and its terminating zero) */
-	buf.data = allocate != NULL ? allocate((Size) bytes + 1, arg) : NULL;
-	if (buf.data == NULL)
-		buf.data = palloc((Size) bytes + 1);
+	buf.data = palloc((Size) bytes + 1);
 	buf.maxlen = (int) bytes + 1;
 	buf.len = VARHDRSZ;
 	buf.cursor = 0;
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendbyte(&buf, encoding);
 	counts_at = buf.len;
-	pq_sendint64(&buf, writer.seen.rows);
-	pq_sendint64(&buf, writer.seen.singletons);
-	pq_sendbyte(&buf, state->has_param ? 1 : 0);
-	pq_sendfloat8(&buf, state->param);
-	classes_at = buf.len;
-	pq_sendint64(&buf, writer.seen.classes);
+	SendHeader(&buf, &writer.seen, state);
 	if (encoding == ENCODING_ASCENDING)
 	{
 		/* the buffer was enlarged for every class by the sizing pass or the bound */
@@ -2487,10 +2583,12 @@ SerializeState(FreqState *state, MessageAllocator allocate, void *arg)
 		buf.data[buf.len] = '\0';
 		if (one_pass)
 		{
-			/* the counters were only known once written */
-			PatchInt64(buf.data + counts_at, writer.seen.rows);
-			PatchInt64(buf.data + counts_at + sizeof(int64), writer.seen.singletons);
-			PatchInt64(buf.data + classes_at, writer.seen.classes);
+			/* the counters were only known once written: write the header again */
+			int			end = buf.len;
+
+			buf.len = counts_at;
+			SendHeader(&buf, &writer.seen, state);
+			buf.len = end;
 			/* give back the room the longest encoding would have needed */
 			buf.data = repalloc(buf.data, buf.len + 1);
 			buf.maxlen = buf.len + 1;
@@ -2499,12 +2597,6 @@ SerializeState(FreqState *state, MessageAllocator allocate, void *arg)
 	else
 		ForEachClass(state, WriteFixedClass, &buf);
 	return pq_endtypsend(&buf);
-}
-
-bytea *
-FreqStateSerialize(FreqState *state)
-{
-	return SerializeState(state, NULL, NULL);
 }
 
 /* Raise the error for a serialized state that does not parse */
@@ -2741,16 +2833,17 @@ DecodePartitions(FreqState *state)
 }
 
 /*
- * Read an ascending stream of nclasses classes.  One pass validates it and
- * finds where each partition starts.  A partitioned state then keeps a copy
- * of the encoded classes, which readers merge straight from the encoding and
- * anything else decodes first (DecodePartitions), if the copy fits the
- * budget; otherwise the partitions are decoded now.  A state too small to be
- * partitioned adds the classes.
+ * Read an ascending stream of nclasses classes, in a message or (read) in a
+ * mapping of the state's context.  One pass validates it and finds where
+ * each partition starts.  A partitioned state then keeps the encoded
+ * classes, which readers merge straight from the encoding and anything else
+ * decodes first (DecodePartitions), if they fit the budget: the mapping
+ * itself, or a copy of the message's.  Otherwise the partitions are decoded
+ * now.  A state too small to be partitioned adds the classes.
  */
 static void
 DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows,
-					 bool durable)
+					 MappedCopy *mapped)
 {
 	const char *start = buf->data + buf->cursor;
 	const char *end = buf->data + buf->len;
@@ -2807,24 +2900,25 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 			(void) ReadAscendingClass(&at, end, &previous_hi, &class);
 			AddClass(state, &class.key, class.count);
 		}
+		if (mapped != NULL)
+			ReleaseMappedCopy(mapped);
 		return;
 	}
 
-	/*
-	 * Keep the encoding: where it is, in a message that outlives the state;
-	 * as a copy, if that fits the budget; otherwise decode it now
-	 */
+	/* keep the encoding if it fits the budget (a copy of a message's), else decode it now */
 	state->encoded_bytes = end - start;
-	state->encoded_copy = !durable &&
-		state->memory + (double) state->encoded_bytes <= (double) state->budget;
-	if (state->encoded_copy)
+	state->encoded = (char *) start;
+	if (state->memory + (double) state->encoded_bytes <= (double) state->budget)
 	{
-		state->encoded = MemoryContextAllocHuge(state->context, state->encoded_bytes);
-		memcpy(state->encoded, start, state->encoded_bytes);
+		if (mapped == NULL)
+		{
+			mapped = MapCopy(state->context, state->encoded_bytes);
+			memcpy(mapped->base, start, state->encoded_bytes);
+		}
+		state->encoded = mapped->base;
+		state->encoded_copy = mapped;
 		state->memory += (double) state->encoded_bytes;
 	}
-	else
-		state->encoded = (char *) start;
 	for (p = 0; p < PARTITIONS; p++)
 	{
 		state->parts[p].encoded = state->encoded + (starts[p] - start);
@@ -2835,17 +2929,153 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	state->rows = seen.rows;
 	state->classes = seen.classes;
 	state->singletons = seen.singletons;
-	if (!durable && !state->encoded_copy)
+	if (state->encoded_copy == NULL)
+	{
 		DecodePartitions(state);
+		if (mapped != NULL)
+			ReleaseMappedCopy(mapped);
+	}
+}
+
+/* A temporary file holding a worker's classes, as a message names it */
+typedef struct HandoverFile
+{
+	FileSet		fileset;
+	char		name[64];
+	off_t		length;
+} HandoverFile;
+
+/*
+ * A file the leader has read, deleted when the memory context of the
+ * aggregate that read it is reset (at the end of the query, or on a
+ * rescan): a state shared by several aggregates is written once, and the
+ * finalize may read it for each of them.  On error the end of the
+ * transaction deletes it (FreqStateRemoveHandoverFiles).
+ */
+typedef struct ReadFile
+{
+	dlist_node	node;
+	HandoverFile handover;
+	MemoryContextCallback delete;
+} ReadFile;
+
+/* The files read and not yet deleted */
+static dlist_head read_files = DLIST_STATIC_INIT(read_files);
+
+/* Memory context reset callback: delete a file read */
+static void
+DeleteReadFile(void *arg)
+{
+	ReadFile   *read = (ReadFile *) arg;
+
+	dlist_delete(&read->node);
+	if (IsTransactionState())
+		(void) FileSetDelete(&read->handover.fileset, read->handover.name, false);
+}
+
+/* Have a file read deleted with context, unless it is already to be */
+static void
+DeleteWithContext(MemoryContext context, const HandoverFile *handover)
+{
+	dlist_iter	iter;
+	ReadFile   *read;
+
+	dlist_foreach(iter, &read_files)
+	{
+		read = dlist_container(ReadFile, node, iter.cur);
+		if (strcmp(read->handover.name, handover->name) == 0)
+			return;
+	}
+	read = MemoryContextAlloc(context, sizeof(ReadFile));
+	read->handover = *handover;
+	read->delete.func = DeleteReadFile;
+	read->delete.arg = read;
+	MemoryContextRegisterResetCallback(context, &read->delete);
+	dlist_push_tail(&read_files, &read->node);
+}
+
+/* The file set where parallel workers leave their states for leader_pid */
+static void
+HandoverFileSet(FileSet *fileset, int32 leader_pid)
+{
+	/* the worker's temporary tablespaces, as it would spill */
+	FileSetInit(fileset);
+	fileset->creator_pid = leader_pid;
+	fileset->number = HANDOVER_FILESET_NUMBER;
+}
+
+/* The name of a worker's file: its process and a number it has not used */
+static void
+HandoverFileName(char *name, int32 sender_pid, uint32 sequence)
+{
+	snprintf(name, sizeof(((HandoverFile *) NULL)->name), "qidrisk.%d.%u", sender_pid, sequence);
 }
 
 /*
- * Rebuild a state from FreqStateSerialize's output, validating everything.
- * A durable message outlives the state, which then reads its classes from
- * the message instead of a copy.
+ * Read the file a file message names (FreqStateSendFile): it must be for
+ * this process and statement, in this process's file set.  The file goes
+ * into a mapping of context and is deleted when context is reset.
  */
-static FreqState *
-DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
+static MappedCopy *
+ReadHandoverFile(MemoryContext context, StringInfo buf, int *length)
+{
+	HandoverFile handover;
+	int32		leader_pid;
+	int64		statement_start;
+	int32		sender_pid;
+	uint32		sequence;
+	int			ntablespaces;
+	File		file;
+	MappedCopy *mapped;
+
+	if (buf->len - buf->cursor < (int) (2 * sizeof(int32) + 2 * sizeof(int64) + 2 * sizeof(int32)))
+		FreqStateCorrupt("The state's file reference is truncated.");
+	leader_pid = pq_getmsgint(buf, sizeof(int32));
+	statement_start = pq_getmsgint64(buf);
+	sender_pid = pq_getmsgint(buf, sizeof(int32));
+	sequence = (uint32) pq_getmsgint(buf, sizeof(int32));
+	handover.length = (off_t) pq_getmsgint64(buf);
+	ntablespaces = pq_getmsgint(buf, sizeof(int32));
+	if (leader_pid != MyProcPid || statement_start != GetCurrentStatementStartTimestamp())
+		FreqStateCorrupt("The state's file was left for another process or statement.");
+	if (ntablespaces < 1 || ntablespaces > (int) lengthof(handover.fileset.tablespaces) ||
+		buf->len - buf->cursor < ntablespaces * (int) sizeof(Oid) || handover.length < 0 ||
+		handover.length > PG_INT32_MAX)
+		FreqStateCorrupt("The state's file reference is invalid.");
+	handover.fileset.creator_pid = MyProcPid;
+	handover.fileset.number = HANDOVER_FILESET_NUMBER;
+	handover.fileset.ntablespaces = ntablespaces;
+	for (int i = 0; i < ntablespaces; i++)
+		handover.fileset.tablespaces[i] = (Oid) pq_getmsgint(buf, sizeof(Oid));
+	HandoverFileName(handover.name, sender_pid, sequence);
+
+	file = FileSetOpen(&handover.fileset, handover.name, O_RDONLY | PG_BINARY);
+	if (file <= 0)
+		FreqStateCorrupt("The state's file is no longer available.");
+	if (FileSize(file) != handover.length)
+		FreqStateCorrupt("The state's file does not have the length its message says.");
+	mapped = MapCopy(context, (Size) handover.length);
+	for (off_t done = 0; done < handover.length;)
+	{
+		int			n = (int) Min(handover.length - done, HANDOVER_READ_BYTES);
+
+		CHECK_FOR_INTERRUPTS();
+		if (FileRead(file, mapped->base + done, n, done, WAIT_EVENT_BUFFILE_READ) != n)
+			ReportRunReadError();
+		done += n;
+	}
+	FileClose(file);
+	DeleteWithContext(context, &handover);
+	*length = (int) handover.length;
+	return mapped;
+}
+
+/*
+ * Rebuild a state from FreqStateSerialize's or FreqStateSendFile's output,
+ * validating everything.
+ */
+FreqState *
+FreqStateDeserialize(MemoryContext context, bytea *bytes)
 {
 	StringInfoData buf;
 	FreqState  *state;
@@ -2858,6 +3088,8 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	int			version;
 	int			encoding;
 	FreqCounts	spilled;
+	MappedCopy *mapped = NULL;
+	int			mapped_length = 0;
 
 	buf.data = VARDATA_ANY(bytes);
 	buf.len = VARSIZE_ANY_EXHDR(bytes);
@@ -2872,11 +3104,11 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	encoding = pq_getmsgbyte(&buf);
 	if (encoding == ENCODING_LENT)
 		return ReclaimLentState(context, &buf);
-	if (encoding == ENCODING_SHARED)
-		FreqStateCorrupt("The state lies in shared memory that this aggregate cannot reach.");
-	if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
+	if (encoding == ENCODING_FILE)
+		mapped = ReadHandoverFile(context, &buf, &mapped_length);
+	else if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
 		FreqStateCorrupt("The state's classes are in an unknown encoding.");
-	if (buf.len < (int) SERIALIZED_HEADER_BYTES)
+	if (buf.len - buf.cursor < (int) SERIALIZED_HEADER_BYTES - 2)
 		FreqStateCorrupt("The state is shorter than its header.");
 	rows = pq_getmsgint64(&buf);
 	singletons = pq_getmsgint64(&buf);
@@ -2898,7 +3130,18 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	state->param = param;
 	memset(&spilled, 0, sizeof(spilled));
 	if (encoding == ENCODING_ASCENDING)
-		DeserializeAscending(state, &buf, nclasses, rows, durable);
+		DeserializeAscending(state, &buf, nclasses, rows, NULL);
+	else if (encoding == ENCODING_FILE)
+	{
+		StringInfoData classes;
+
+		pq_getmsgend(&buf);
+		classes.data = mapped->base;
+		classes.len = mapped_length;
+		classes.maxlen = mapped_length;
+		classes.cursor = 0;
+		DeserializeAscending(state, &classes, nclasses, rows, mapped);
+	}
 	for (int64 i = 0; encoding == ENCODING_FIXED && i < nclasses; i++)
 	{
 		QidFingerprint fp;
@@ -2935,148 +3178,106 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	return state;
 }
 
-FreqState *
-FreqStateDeserialize(MemoryContext context, bytea *bytes)
-{
-	return DeserializeMessage(context, bytes, false);
-}
-
 /*
- * Map the pages of a range in one call rather than one page fault at a time
- * (Linux 5.14 and later; a no-op where the kernel or its headers lack it).
- * Only whole pages inside the range are touched.
- */
-static void
-PrefaultPages(const void *start, Size length, bool for_writing)
-{
-#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
-	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
-	uintptr_t	from = ((uintptr_t) start + page - 1) / page * page;
-	uintptr_t	to = ((uintptr_t) start + length) / page * page;
-
-	if (to > from)
-		(void) madvise((void *) from, to - from,
-					   for_writing ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-#endif
-}
-
-/*
- * Rebuild a state from a serialized state in the query's shared memory
- * (FreqStateShare), which lives until the Gather that delivered it is shut
- * down, after the finalize aggregate's last read: nothing is copied.
- */
-FreqState *
-FreqStateDeserializeShared(MemoryContext context, bytea *bytes)
-{
-	/* the pages are new to this process: map them in one go, then read */
-	PrefaultPages(bytes, VARSIZE(bytes), false);
-	return DeserializeMessage(context, bytes, true);
-}
-
-/*
- * Whether there is room in /dev/shm, where POSIX shared memory lives on
- * Linux, for length bytes twice over: a full /dev/shm (as in a container's
- * default 64 MB) would make the allocation fail with an error, where the
- * tuple queue still works.
- */
-static bool
-SharedMemoryHasRoom(Size length)
-{
-	struct statvfs fs;
-
-	if (dynamic_shared_memory_type != DSM_IMPL_POSIX)
-		return true;
-	if (statvfs("/dev/shm", &fs) != 0)
-		return false;
-	return (double) fs.f_bavail * (double) fs.f_frsize >= 2.0 * (double) length;
-}
-
-/* Where FreqStateShare may put a state: the area, and the chunk it took */
-typedef struct SharedTarget
-{
-	dsa_area   *area;
-	Size		budget;
-	dsa_pointer chunk;
-} SharedTarget;
-
-/*
- * MessageAllocator: a chunk of the query's shared memory area, for a message
- * from SHARE_FROM_BYTES up to the state's budget that /dev/shm has room for
- */
-static void *
-AllocateShared(Size length, void *arg)
-{
-	SharedTarget *target = (SharedTarget *) arg;
-	void	   *chunk;
-
-	/* a state past the budget goes to the leader's run files, not to memory */
-	if (length < SHARE_FROM_BYTES || length > target->budget || !SharedMemoryHasRoom(length))
-		return NULL;
-	target->chunk = dsa_allocate_extended(target->area, length,
-										  DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-	if (!DsaPointerIsValid(target->chunk))
-		return NULL;
-	chunk = dsa_get_address(target->area, target->chunk);
-	/* the pages are new to this process: map them in one go, then write */
-	PrefaultPages(chunk, length, true);
-	return chunk;
-}
-
-/*
- * Serialize a parallel worker's state straight into the query's shared
- * memory area, where the leader reads it in place
- * (FreqStateDeserializeShared), and return a message saying where it is; a
- * state under SHARE_FROM_BYTES or over the memory budget, or one the area has
- * no room for, comes back serialized as usual.  The caller guarantees that
- * the message reaches the finalize aggregate of the same query through a
- * Gather (see qidrisk_freq_serialize).  The area frees the chunk when the
- * Gather is shut down.
+ * Send a parallel worker's state to its leader through a temporary file
+ * instead of the tuple queue: the classes in the ascending encoding go to a
+ * new file of the leader's file set (HandoverFileSet), written through a
+ * small buffer, and the message names the file and holds the header.  The
+ * leader reads the file into memory with large reads and deletes it at the
+ * end of the query (FreqStateDeserialize); a file a failed statement left is
+ * deleted at the end of the leader's transaction
+ * (FreqStateRemoveHandoverFiles).  A state shared by several aggregates is
+ * written once, and the same message returned for each.  The
+ * classes cross once as file writes and reads, which cost far less than
+ * writing and then mapping the same bytes as shared memory, a small page at
+ * a time.  Returns NULL for a state that is not partitioned, has spilled or
+ * received states, or whose encoding could take less than
+ * HANDOVER_FROM_BYTES or more than the memory budget, a message's limit or
+ * temp_file_limit: that is serialized as usual.  The caller guarantees that
+ * the message goes to the leader's finalize aggregate in this statement
+ * (see FreqStateHandOver).
  */
 bytea *
-FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid, int64 statement_start)
+FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 {
+	static uint32 sequence = 0;
+	HandoverFile handover;
+	AscendingWriter writer = MEMORY_WRITER;
 	StringInfoData buf;
+	double		bound;
 
-	/* a state shared by several aggregates is serialized for each: once is enough */
-	if (!DsaPointerIsValid(state->shared_chunk))
-	{
-		SharedTarget target = {area, state->budget, InvalidDsaPointer};
-		bytea	   *message = SerializeState(state, AllocateShared, &target);
+	/* a state shared by several aggregates is written once */
+	if (state->sent != NULL)
+		return (bytea *) pg_detoast_datum_copy((struct varlena *) state->sent);
+	FlushHeldRows(state);
+	if (state->single != NULL || state->windowed || state->attached != NULL ||
+		state->encoded != NULL || HasRuns(state))
+		return NULL;
+	if (!state->buffers_sorted)
+		SortBuffersInPlace(state);
+	/* sorting may have spilled */
+	if (HasRuns(state))
+		return NULL;
+	/* a state past the budget goes to the leader's run files, not to memory */
+	bound = AscendingBound(state);
+	if (bound < HANDOVER_FROM_BYTES || bound > (double) state->budget ||
+		bound >= MAX_MESSAGE_BYTES ||
+		(temp_file_limit >= 0 && bound / 1024.0 > (double) temp_file_limit))
+		return NULL;
 
-		if (!DsaPointerIsValid(target.chunk))
-			return message;
-		state->shared_chunk = target.chunk;
-		state->shared_length = VARSIZE(message);
-		elog(DEBUG1, "qidrisk: a parallel worker hands over its partial state in shared memory");
-	}
+	if (sequence == 0)
+		sequence = (uint32) pg_prng_uint64(&pg_global_prng_state) | 1;
+	sequence++;
+	HandoverFileSet(&handover.fileset, leader_pid);
+	HandoverFileName(handover.name, MyProcPid, sequence);
+	writer.file = FileSetCreate(&handover.fileset, handover.name);
+	writer.buffer = palloc(HANDOVER_WRITE_BYTES + MAX_ASCENDING_CLASS_BYTES);
+	writer.out = writer.buffer;
+	writer.flush_at = (uintptr_t) (writer.buffer + HANDOVER_WRITE_BYTES);
+	WriteAscendingArrays(state, &writer);
+	(void) FlushAscending(&writer, writer.out);
+	FileClose(writer.file);
+	pfree(writer.buffer);
+	elog(DEBUG1, "qidrisk: a parallel worker hands over its partial state in a temporary file");
 
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
-	pq_sendbyte(&buf, ENCODING_SHARED);
+	pq_sendbyte(&buf, ENCODING_FILE);
 	pq_sendint32(&buf, leader_pid);
 	pq_sendint64(&buf, statement_start);
-	pq_sendint64(&buf, (int64) state->shared_chunk);
-	pq_sendint64(&buf, (int64) state->shared_length);
+	pq_sendint32(&buf, MyProcPid);
+	pq_sendint32(&buf, (int32) sequence);
+	pq_sendint64(&buf, (int64) writer.written);
+	pq_sendint32(&buf, handover.fileset.ntablespaces);
+	for (int i = 0; i < handover.fileset.ntablespaces; i++)
+		pq_sendint32(&buf, (int32) handover.fileset.tablespaces[i]);
+	SendHeader(&buf, &writer.seen, state);
+	state->sent = (bytea *) MemoryContextAlloc(state->context, buf.len);
+	SET_VARSIZE(buf.data, buf.len);
+	memcpy(state->sent, buf.data, buf.len);
 	return pq_endtypsend(&buf);
 }
 
-/* Whether bytes is FreqStateShare's message; if so, what it says */
-bool
-FreqStateSharedMessage(bytea *bytes, FreqSharedMessage *message)
+/*
+ * Delete whatever parallel workers left for this process to read and it did
+ * not (a statement that failed first), in its database's tablespace and the
+ * temporary tablespaces of the transaction: at the end of every transaction
+ * of a process that has led parallel workers (one stat of a directory each).
+ */
+void
+FreqStateRemoveHandoverFiles(void)
 {
-	StringInfoData buf;
+	FileSet		fileset;
 
-	buf.data = VARDATA_ANY(bytes);
-	buf.len = VARSIZE_ANY_EXHDR(bytes);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	if (buf.len != (int) SHARED_MESSAGE_BYTES ||
-		buf.data[0] != QIDRISK_STATE_FORMAT_VERSION || buf.data[1] != ENCODING_SHARED)
-		return false;
-	buf.cursor = 2;
-	message->leader_pid = pq_getmsgint(&buf, sizeof(int32));
-	message->statement_start = pq_getmsgint64(&buf);
-	message->chunk = (dsa_pointer) pq_getmsgint64(&buf);
-	message->length = (Size) pq_getmsgint64(&buf);
-	return true;
+	fileset.creator_pid = MyProcPid;
+	fileset.number = HANDOVER_FILESET_NUMBER;
+	fileset.tablespaces[0] = MyDatabaseTableSpace;
+	fileset.ntablespaces = 1;
+	if (TempTablespacesAreSet())
+		fileset.ntablespaces +=
+			GetTempTablespaces(&fileset.tablespaces[1], lengthof(fileset.tablespaces) - 1);
+	for (int i = 1; i < fileset.ntablespaces; i++)
+		if (!OidIsValid(fileset.tablespaces[i]))
+			fileset.tablespaces[i] = MyDatabaseTableSpace;
+	FileSetDeleteAll(&fileset);
 }

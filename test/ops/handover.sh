@@ -4,8 +4,10 @@
 # memory area, the Gather's current tuple), which differ between PostgreSQL
 # major versions.  On the version under test, a parallel singleton_count
 # must take both shortcuts, which say so at DEBUG1: a worker leaves its state
-# in shared memory, which the leader's finalize finds through its Gather
-# (workers alone read the table, so their states pass the 1 MB threshold);
+# in a temporary file of the leader's file set, which the leader's finalize
+# reads and deletes (workers alone read the table, so their states are
+# partitioned), and the leader deletes the file set at the end of the
+# transaction, committed or not;
 # and the leader lends its own partial state (no worker may start, so the
 # leader's state is the whole); each answer must equal GROUP BY's.  A version where a shortcut silently falls back to the plain
 # serialized path fails here.
@@ -23,9 +25,15 @@ CREATE EXTENSION qidrisk;
 CREATE TABLE received AS
 SELECT (i::bigint * 7919) % 250000 AS a, (i / 7) % 2 AS b FROM generate_series(1, 400000) i;
 ANALYZE received;
+-- an aggregate whose combine always fails: it stops the leader's finalize
+-- before singleton_count has read every worker's state
+CREATE FUNCTION fail_combine(integer, integer) RETURNS integer
+LANGUAGE plpgsql PARALLEL SAFE AS $$ BEGIN RAISE EXCEPTION 'combine fails'; END $$;
+CREATE AGGREGATE failing(integer) (sfunc = int4pl, stype = integer, initcond = '0',
+	combinefunc = fail_combine, parallel = safe);
 SQL
 
-echo "1..7"
+echo "1..12"
 version=$(q -d $DB -c "SHOW server_version")
 expected=$(q -d $DB -c "SET max_parallel_workers_per_gather = 0" \
 	-c "SELECT count(*) FILTER (WHERE n = 1) FROM (SELECT count(*) AS n FROM received GROUP BY a, b) c")
@@ -45,9 +53,9 @@ SQL
 # the workers read every row, so one of them holds at least half of them (over 1 MB)
 out=$(run "SET parallel_leader_participation = off;")
 ok "$(echo "$out" | grep -cE 'Workers Launched: [1-9]')" 1 "PostgreSQL $version: the plan launches workers"
-ok "$(echo "$out" | grep -c 'qidrisk: a parallel worker hands over its partial state in shared memory' | sed 's/^[1-9][0-9]*$/some/')" \
-	some "PostgreSQL $version: workers leave their states in shared memory"
-ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: the answer read from shared memory equals GROUP BY's"
+ok "$(echo "$out" | grep -c 'qidrisk: a parallel worker hands over its partial state in a temporary file' | sed 's/^[1-9][0-9]*$/some/')" \
+	some "PostgreSQL $version: workers leave their states in temporary files"
+ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: the answer read from the files equals GROUP BY's"
 # no worker may start: the leader runs the partial aggregate below its Gather alone
 out=$(run "SET max_parallel_workers = 0;")
 ok "$(echo "$out" | grep -cE 'Partial Aggregate')" 1 "PostgreSQL $version: the leader runs a partial aggregate"
@@ -57,3 +65,39 @@ ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: t
 # both at once, as by default: the answer still equals GROUP BY's
 out=$(run "")
 ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: with the leader and workers together the answer equals GROUP BY's"
+# the file set of this backend (in the default tablespace, 4043309056 = 0xF1000000):
+# read files are gone at once, the directory at the end of the transaction
+fileset="SELECT count(*) FILTER (WHERE f = format('pgsql_tmp%s.4043309056.fileset', pg_backend_pid()))
+	|| '/' || (SELECT count(*) FROM pg_ls_dir(format('base/pgsql_tmp/pgsql_tmp%s.4043309056.fileset', pg_backend_pid()), true, false))
+	FROM pg_ls_dir('base/pgsql_tmp', true, false) f"
+out=$(psql -X -qAt -d $DB 2>&1 <<SQL
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+BEGIN;
+SELECT singleton_count(a, b) FROM received;
+SELECT 'during ' || ($fileset);
+COMMIT;
+SELECT 'committed ' || ($fileset);
+BEGIN;
+SELECT singleton_count(a, b) FROM received;
+SELECT 1 / 0;
+ROLLBACK;
+SELECT 'rolled back ' || ($fileset);
+BEGIN;
+SAVEPOINT before;
+SELECT failing(b::integer), singleton_count(a, b) FROM received;
+ROLLBACK TO before;
+SELECT 'unread ' || ($fileset);
+COMMIT;
+SELECT 'swept ' || ($fileset);
+SQL
+)
+ok "$(echo "$out" | sed -n 's/^during //p')" "1/0" "PostgreSQL $version: the workers' files are read and deleted, their directory stays to the end of the transaction"
+ok "$(echo "$out" | sed -n 's/^committed //p')" "0/0" "PostgreSQL $version: the directory is gone after COMMIT"
+ok "$(echo "$out" | sed -n 's/^rolled back //p')" "0/0" "PostgreSQL $version: the directory is gone after an error and ROLLBACK"
+ok "$(echo "$out" | sed -n 's/^unread //p' | sed 's#^1/[1-9][0-9]*$#some#')" some \
+	"PostgreSQL $version: a statement stopped before the leader read every worker's state leaves files"
+ok "$(echo "$out" | sed -n 's/^swept //p')" "0/0" "PostgreSQL $version: the end of the transaction deletes them"

@@ -192,8 +192,8 @@ SELECT is((SELECT singleton_count(c_int) FROM r),
 RESET qidrisk.max_state_memory;
 
 -- States received from parallel workers with more classes than a single
--- table holds (through shared memory when they take 1 MB or more, within the
--- budget) are kept in their encoding and merged from it (default budget),
+-- table holds (through temporary files when their encoding can take 1 MB up
+-- to the budget) are kept in their encoding and merged from it (default budget),
 -- decoded into arrays when attaching one more would pass the budget (4MB), or
 -- decoded into runs when not even the copy fits (2MB, 600kB): the GROUP BY
 -- answer every way
