@@ -139,8 +139,8 @@
 /* A worker writes its file this many bytes at a time */
 #define HANDOVER_WRITE_BYTES (256 * 1024)
 
-/* A leader reads a file this many bytes at a time */
-#define HANDOVER_READ_BYTES (16 * 1024 * 1024)
+/* A leader reads a file this many bytes at a time, for each partition it merges */
+#define HANDOVER_WINDOW_BYTES (64 * 1024)
 
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
@@ -221,7 +221,14 @@ struct FreqPartition
 	const char *encoded_end;	/* where the state's encoded classes end */
 	int64		nencoded;
 	uint64		encoded_base_hi;	/* the high half its first gap counts from */
+	bool		in_file;		/* its classes lie in the state's worker file */
+	off_t		file_offset;	/* where they start there */
+	int64		file_length;	/* in bytes */
+	FreqCounts	file_counts;	/* what they must add up to */
 };
+
+/* Whether a received state has partitions not yet decoded */
+#define Undecoded(state) ((state)->encoded != NULL || (state)->encoded_file != NULL)
 
 typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
 
@@ -404,10 +411,10 @@ ReportMappingFailed(Size bytes)
 }
 
 /*
- * An anonymous mapping for a received state's encoded classes: copied or
- * read in once and then only read, so huge pages serve it, where small
- * pages would each cost a fault.  It is unmapped by UnmapBytes or, at the
- * latest (also on error), when its memory context is reset.
+ * An anonymous mapping for a received state's copy of its encoded classes:
+ * written once and then only read, so huge pages serve it, where small
+ * pages would each cost a fault.  It is unmapped by ReleaseMappedCopy or,
+ * at the latest (also on error), when its memory context is reset.
  */
 struct MappedCopy
 {
@@ -416,7 +423,7 @@ struct MappedCopy
 	MemoryContextCallback release;
 };
 
-/* Memory context reset callback (and UnmapBytes): unmap, once */
+/* Memory context reset callback (and ReleaseEncoded): unmap, once */
 static void
 ReleaseMappedCopy(void *arg)
 {
@@ -449,7 +456,31 @@ MapCopy(MemoryContext context, Size bytes)
 	return mapped;
 }
 
-/* Free a received state's copy of its encoded classes (if it has one) */
+/*
+ * A worker's file that a received state's classes are read from, closed by
+ * ReleaseEncoded or, at the latest, when the state's memory context is
+ * reset.  During an abort the resource owner has closed it already.
+ */
+struct EncodedFile
+{
+	File		file;
+	MemoryContextCallback close;
+};
+
+#define FileOfEncoding(state) ((state)->encoded_file->file)
+
+/* Memory context reset callback (and ReleaseEncoded): close the file, once */
+static void
+CloseEncodedFile(void *arg)
+{
+	EncodedFile *encoded = (EncodedFile *) arg;
+
+	if (encoded->file > 0 && IsTransactionState())
+		FileClose(encoded->file);
+	encoded->file = 0;
+}
+
+/* Free a received state's copy of its encoded classes, or close its file */
 static void
 ReleaseEncoded(FreqState *state)
 {
@@ -458,9 +489,12 @@ ReleaseEncoded(FreqState *state)
 		ReleaseMappedCopy(state->encoded_copy);
 		state->memory -= (double) state->encoded_bytes;
 	}
+	if (state->encoded_file != NULL)
+		CloseEncodedFile(state->encoded_file);
 	state->encoded = NULL;
 	state->encoded_bytes = 0;
 	state->encoded_copy = NULL;
+	state->encoded_file = NULL;
 }
 
 /* Grow (or create) a partition's class array to hold at least needed classes */
@@ -710,8 +744,24 @@ SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, dou
 }
 
 /*
+ * What the classes of a partition read from a worker's file must be: in
+ * the partition, strictly ascending, of positive sizes, as many and as
+ * large as the message says.  They are checked as they are decoded, not in
+ * a pass of their own.
+ */
+typedef struct DecodeCheck
+{
+	int			partition;		/* the partition, or -1: not checked */
+	bool		started;
+	QidFingerprint previous;	/* the last class decoded */
+	FreqCounts	seen;
+	FreqCounts	expected;
+} DecodeCheck;
+
+/*
  * One input of a streaming merge: a sorted array, or a file run or an
- * encoded partition, either read in chunks
+ * encoded partition (in memory, or in a worker's file through a window),
+ * either read in chunks
  */
 typedef struct MergeSource
 {
@@ -725,11 +775,55 @@ typedef struct MergeSource
 	uint64		previous_hi;	/* the high half its gap counts from */
 	int64		left;			/* classes of the run not yet read */
 	CountedClass *chunk;
+	File		file;			/* a worker's file, or 0 */
+	off_t		file_offset;	/* its next bytes to read */
+	int64		file_left;		/* its bytes of the partition not yet read */
+	char	   *window;			/* where they are read to */
+	DecodeCheck check;
 } MergeSource;
 
 static void DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
-						  CountedClass *classes, int64 n);
+						  CountedClass *classes, int64 n, DecodeCheck *check);
 static void DecodePartitions(FreqState *state);
+
+/*
+ * Make a worker file's window hold the bytes of the next n classes (at most
+ * MAX_ASCENDING_CLASS_BYTES each) or the rest of the partition
+ */
+static void
+FillWindow(MergeSource *source, int64 n)
+{
+	size_t		have = source->bytes_end - source->bytes;
+	int			got;
+	int			wanted;
+
+	if (have >= (size_t) n * MAX_ASCENDING_CLASS_BYTES || source->file_left == 0)
+		return;
+	memmove(source->window, source->bytes, have);
+	wanted = (int) Min(HANDOVER_WINDOW_BYTES - have, source->file_left);
+	got = FileRead(source->file, source->window + have, wanted, source->file_offset,
+				   WAIT_EVENT_BUFFILE_READ);
+	if (got != wanted)
+		ReportRunReadError();
+	source->file_offset += wanted;
+	source->file_left -= wanted;
+	source->bytes = source->window;
+	source->bytes_end = source->window + have + wanted;
+}
+
+/* A partition read from a worker's file is complete: it must be all the message said */
+static void
+FinishCheck(const MergeSource *source)
+{
+	const DecodeCheck *check = &source->check;
+
+	if (source->bytes != source->bytes_end || source->file_left != 0)
+		FreqStateCorrupt("The state's length does not match its number of classes.");
+	if (check->seen.classes != check->expected.classes ||
+		check->seen.rows != check->expected.rows ||
+		check->seen.singletons != check->expected.singletons)
+		FreqStateCorrupt("The state's classes do not add up to its header.");
+}
 
 /* Read the next chunk of a file run or an encoded partition */
 static void
@@ -738,9 +832,11 @@ RefillSource(MergeSource *source)
 	int64		n = Min(source->left, RUN_CHUNK_CLASSES);
 	size_t		bytes = (size_t) n * sizeof(CountedClass);
 
+	if (source->file > 0)
+		FillWindow(source, n);
 	if (source->bytes != NULL)
 		DecodeClasses(&source->bytes, source->bytes_end, &source->previous_hi,
-					  source->chunk, n);
+					  source->chunk, n, &source->check);
 	else if (BufFileSeek(source->run->file, source->fileno, source->offset, SEEK_SET) != 0 ||
 			 BufFileRead(source->run->file, source->chunk, bytes) != bytes)
 		ReportRunReadError();
@@ -749,6 +845,8 @@ RefillSource(MergeSource *source)
 	source->left -= n;
 	source->at = source->chunk;
 	source->end = source->chunk + n;
+	if (source->left == 0 && source->file > 0)
+		FinishCheck(source);
 }
 
 static void
@@ -772,32 +870,58 @@ OpenRunSource(MergeSource *source, const SpillRun *run)
 		RefillSource(source);
 }
 
-/* Open a partition's classes: its array, or its encoded classes if not yet decoded */
+/*
+ * Open partition p of a state: its array, or its encoded classes if not yet
+ * decoded, in memory or in the state's worker file
+ */
 static void
-OpenPartitionSource(MergeSource *source, const FreqPartition *partition)
+OpenPartitionSource(MergeSource *source, const FreqState *state, int p)
 {
-	if (partition->encoded == NULL)
+	const FreqPartition *partition = &state->parts[p];
+
+	if (partition->encoded == NULL && !partition->in_file)
 	{
 		OpenArraySource(source, partition->classes, partition->nclasses);
 		return;
 	}
 	memset(source, 0, sizeof(*source));
-	source->bytes = partition->encoded;
-	source->bytes_end = partition->encoded_end;
-	source->previous_hi = partition->encoded_base_hi;
+	source->check.partition = -1;
 	source->left = partition->nencoded;
 	source->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+	if (partition->in_file)
+	{
+		source->file = FileOfEncoding(state);
+		source->file_offset = partition->file_offset;
+		source->file_left = partition->file_length;
+		source->window = palloc(HANDOVER_WINDOW_BYTES);
+		source->bytes = source->bytes_end = source->window;
+		/* each partition's gaps count from its lowest high half */
+		source->previous_hi = (uint64) p << (64 - PARTITION_BITS);
+		source->check.partition = p;
+		source->check.expected = partition->file_counts;
+		if (source->left == 0)
+			FinishCheck(source);
+	}
+	else
+	{
+		source->bytes = partition->encoded;
+		source->bytes_end = partition->encoded_end;
+		source->previous_hi = partition->encoded_base_hi;
+	}
 	if (source->left > 0)
 		RefillSource(source);
 }
 
-/* Release a source's chunk */
+/* Release a source's chunk and window */
 static void
 CloseSource(MergeSource *source)
 {
 	if (source->chunk != NULL)
 		pfree(source->chunk);
+	if (source->window != NULL)
+		pfree(source->window);
 	source->chunk = NULL;
+	source->window = NULL;
 }
 
 /*
@@ -1823,7 +1947,7 @@ MergeIntoPartition(FreqState *state, FreqPartition *partition,
 static void
 MergePartitionsOf(FreqState *into, const FreqState *from)
 {
-	if (from->encoded != NULL || (from->unsettled && !from->buffers_sorted))
+	if (Undecoded(from) || (from->unsettled && !from->buffers_sorted))
 		elog(ERROR, "qidrisk: merging a frequency state whose classes are not sorted");
 	for (int p = 0; p < PARTITIONS; p++)
 	{
@@ -1920,11 +2044,11 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
 		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
-		OpenPartitionSource(&sources[nsources++], partition);
+		OpenPartitionSource(&sources[nsources++], state, p);
 		for (FreqState *source = state->attached; source != NULL;
 			 source = source->next_attached)
 		{
-			OpenPartitionSource(&sources[nsources++], &source->parts[p]);
+			OpenPartitionSource(&sources[nsources++], source, p);
 			if (source->unsettled)
 				OpenArraySource(&sources[nsources++], source->parts[p].buffer,
 								source->parts[p].nbuffered);
@@ -2045,7 +2169,7 @@ ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 		return;
 	}
 	DrainBuffers(state);
-	if (state->attached != NULL || HasRuns(state) || state->encoded != NULL)
+	if (state->attached != NULL || HasRuns(state) || Undecoded(state))
 	{
 		StreamClasses(state, visit, arg);
 		return;
@@ -2150,7 +2274,8 @@ FreqStateCounts(FreqState *state, FreqCounts *counts)
 	if (state->single == NULL)
 	{
 		DrainBuffers(state);
-		if (state->attached != NULL || HasRuns(state))
+		/* a worker file's classes are counted (and checked) as they are read */
+		if (state->attached != NULL || HasRuns(state) || state->encoded_file != NULL)
 		{
 			if (!state->streamed)
 				StreamClasses(state, NULL, NULL);
@@ -2186,6 +2311,9 @@ FreqStateSizeHint(FreqState *state)
 	/* a lent state is large, and counting it would merge its buffers */
 	if (state->lent || FreqStateSpilled(state))
 		return PARTITION_AFTER_CLASSES + 1;
+	/* a worker file's classes would have to be read: its message's count */
+	if (state->encoded_file != NULL)
+		return state->classes;
 	return FreqStateClasses(state);
 }
 
@@ -2350,10 +2478,15 @@ typedef struct AscendingWriter
 	char	   *buffer;			/* the file's buffer, where out starts */
 	File		file;
 	off_t		written;		/* bytes in the file so far */
+	bool		by_partition;	/* gaps restart at each partition's lowest
+								 * high half, and the next three are kept */
+	int			partition;		/* the partition being written */
+	off_t		offsets[PARTITIONS];	/* where each partition starts */
+	FreqCounts	counts[PARTITIONS]; /* what each holds */
 } AscendingWriter;
 
 /* An AscendingWriter into memory, or sizing (flush_at never reached) */
-#define MEMORY_WRITER {NULL, 0, 0, {0, 0, 0}, UINTPTR_MAX, NULL, -1, 0}
+#define MEMORY_WRITER {NULL, 0, 0, {0, 0, 0}, UINTPTR_MAX, NULL, -1, 0, false, -1, {0}, {{0, 0, 0}}}
 
 /* Write a file writer's buffer up to out to its file; returns the buffer */
 static char *
@@ -2370,21 +2503,41 @@ FlushAscending(AscendingWriter *writer, char *out)
 	return writer->buffer;
 }
 
+/*
+ * A file writer begins the next partition (by_partition): its gaps count
+ * from its lowest high half, and it starts where the writer is (out)
+ */
+static void
+StartPartition(AscendingWriter *writer, const char *out)
+{
+	writer->partition++;
+	writer->previous_hi = (uint64) writer->partition << (64 - PARTITION_BITS);
+	writer->offsets[writer->partition] = writer->written + (out - writer->buffer);
+}
+
 /* Write (or size) one class of the ascending encoding */
 static void
 WriteAscendingClass(const QidFingerprint *key, int64 count, void *arg)
 {
 	AscendingWriter *writer = (AscendingWriter *) arg;
-	uint64		gap = key->hi - writer->previous_hi;
+	uint64		gap;
 
+	/* a file's classes: start each partition with its own gaps and place */
+	while (writer->by_partition && writer->partition < PartitionOf(key))
+		StartPartition(writer, writer->out);
+	gap = key->hi - writer->previous_hi;
 	writer->previous_hi = key->hi;
+	CountClassInto(&writer->seen, count);
+	if (writer->by_partition)
+		CountClassInto(&writer->counts[writer->partition], count);
 	if (writer->out == NULL)
 	{
-		CountClassInto(&writer->seen, count);
 		writer->bytes += AscendingClassLength(gap, count);
 		return;
 	}
 	writer->out = WriteAscendingClassAt(writer->out, gap, key->lo, count);
+	if (unlikely((uintptr_t) writer->out >= writer->flush_at))
+		writer->out = FlushAscending(writer, writer->out);
 }
 
 /*
@@ -2431,6 +2584,13 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 		uint64		previous_hi = writer->previous_hi;
 		char	   *out = writer->out;
 		double		bytes = 0;
+		FreqCounts	before = writer->seen;
+
+		if (writer->by_partition)
+		{
+			StartPartition(writer, out);
+			previous_hi = writer->previous_hi;
+		}
 
 		while (i < nclasses || j < nbuffered)
 		{
@@ -2459,6 +2619,12 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 		writer->bytes += bytes;
 		writer->out = out;
 		writer->previous_hi = previous_hi;
+		if (writer->by_partition)
+		{
+			writer->counts[p].rows = writer->seen.rows - before.rows;
+			writer->counts[p].classes = writer->seen.classes - before.classes;
+			writer->counts[p].singletons = writer->seen.singletons - before.singletons;
+		}
 	}
 }
 
@@ -2520,10 +2686,10 @@ FreqStateSerialize(FreqState *state)
 	encoding = state->single == NULL ? ENCODING_ASCENDING : ENCODING_FIXED;
 	if (encoding == ENCODING_ASCENDING)
 	{
-		if (state->attached == NULL && !HasRuns(state) && state->encoded == NULL)
+		if (state->attached == NULL && !HasRuns(state) && !Undecoded(state))
 			SortBuffersInPlace(state);
 		/* sorting may have spilled */
-		arrays_only = state->attached == NULL && !HasRuns(state) && state->encoded == NULL;
+		arrays_only = state->attached == NULL && !HasRuns(state) && !Undecoded(state);
 		if (!arrays_only)
 			DrainBuffers(state);
 	}
@@ -2653,7 +2819,7 @@ FreqStateLend(FreqState *state)
 
 	FlushHeldRows(state);
 	if (state->single != NULL || state->windowed || state->attached != NULL ||
-		state->encoded != NULL || HasRuns(state))
+		Undecoded(state) || HasRuns(state))
 		return FreqStateSerialize(state);
 	/* a state shared by several aggregates is lent once for each */
 	if (!state->buffers_sorted)
@@ -2762,68 +2928,90 @@ ReadAscendingClass(const char **at, const char *end, uint64 *previous_hi,
 /* Decode n classes of an ascending stream that DeserializeAscending validated */
 static void
 DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
-			  CountedClass *classes, int64 n)
+			  CountedClass *classes, int64 n, DecodeCheck *check)
 {
 	for (int64 i = 0; i < n; i++)
 	{
+		const CountedClass *class = &classes[i];
+
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
-		/* validated already: cannot fail */
 		if (!ReadAscendingClass(at, end, previous_hi, &classes[i]))
 			FreqStateCorrupt("The state's classes are truncated.");
+		/* classes in memory were validated when received; a worker file's are now */
+		if (check->partition < 0)
+			continue;
+		if (PartitionOf(&class->key) != check->partition ||
+			(check->started && (class->key.hi < check->previous.hi ||
+								(class->key.hi == check->previous.hi &&
+								 class->key.lo <= check->previous.lo))))
+			FreqStateCorrupt("The state's classes are not in ascending order.");
+		if (class->count <= 0 || class->count > check->expected.rows - check->seen.rows)
+			FreqStateCorrupt("A class of the state has an impossible size.");
+		check->started = true;
+		check->previous = class->key;
+		CountClassInto(&check->seen, class->count);
 	}
 }
 
 /*
  * Decode a received state's encoded partitions into sorted arrays, or
  * straight into runs where an array would not fit the budget, and drop the
- * encoded copy.  The in-memory counters then cover the arrays only.
+ * encoded copy (or close the worker file).  The in-memory counters then
+ * cover the arrays only.
  */
 static void
 DecodePartitions(FreqState *state)
 {
 	FreqCounts	in_memory = {0, 0, 0};
 
-	if (state->encoded == NULL)
+	if (!Undecoded(state))
 		return;
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		FreqPartition *partition = &state->parts[p];
-		const char *at = partition->encoded;
-		uint64		previous_hi = partition->encoded_base_hi;
+		MergeSource source;
+		RunWriter  *writer = NULL;
 
 		CHECK_FOR_INTERRUPTS();
-		partition->encoded = NULL;
-		if (partition->nencoded == 0)
-			continue;
-		if (SpillAllowed(state) &&
+		OpenPartitionSource(&source, state, p);
+		if (partition->nencoded > 0 && SpillAllowed(state) &&
 			state->memory + (double) MappedBytes(partition->nencoded) > (double) state->budget)
 		{
 			/* a partition too large for the budget goes straight to a run */
-			RunWriter  *writer = palloc(sizeof(RunWriter));
-			CountedClass *chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
-
 			elog(DEBUG1, "qidrisk: writing a received partition of " INT64_FORMAT
 				 " classes to a temporary file", partition->nencoded);
+			writer = palloc(sizeof(RunWriter));
 			BeginRun(writer, state, partition);
-			for (int64 done = 0; done < partition->nencoded; done += RUN_CHUNK_CLASSES)
-			{
-				int64		n = Min(RUN_CHUNK_CLASSES, partition->nencoded - done);
-
-				DecodeClasses(&at, partition->encoded_end, &previous_hi, chunk, n);
-				WriteRunClasses(writer, chunk, n);
-			}
-			EndRun(writer);
-			pfree(chunk);
-			pfree(writer);
-			continue;
 		}
-		GrowClassArray(state, partition, partition->nencoded);
-		DecodeClasses(&at, partition->encoded_end, &previous_hi, partition->classes,
-					  partition->nencoded);
-		partition->nclasses = partition->nencoded;
-		for (int64 i = 0; i < partition->nclasses; i++)
-			CountClassInto(&in_memory, partition->classes[i].count);
+		else if (partition->nencoded > 0)
+			GrowClassArray(state, partition, partition->nencoded);
+		for (;;)
+		{
+			int64		n = source.end - source.at;
+
+			if (writer != NULL)
+				WriteRunClasses(writer, source.at, n);
+			else if (n > 0)
+			{
+				memcpy(partition->classes + partition->nclasses, source.at,
+					   n * sizeof(CountedClass));
+				partition->nclasses += n;
+				for (int64 i = 0; i < n; i++)
+					CountClassInto(&in_memory, source.at[i].count);
+			}
+			if (source.left == 0)
+				break;
+			RefillSource(&source);
+		}
+		CloseSource(&source);
+		if (writer != NULL)
+		{
+			EndRun(writer);
+			pfree(writer);
+		}
+		partition->encoded = NULL;
+		partition->in_file = false;
 	}
 	state->rows = in_memory.rows;
 	state->classes = in_memory.classes;
@@ -2833,17 +3021,15 @@ DecodePartitions(FreqState *state)
 }
 
 /*
- * Read an ascending stream of nclasses classes, in a message or (read) in a
- * mapping of the state's context.  One pass validates it and finds where
- * each partition starts.  A partitioned state then keeps the encoded
- * classes, which readers merge straight from the encoding and anything else
- * decodes first (DecodePartitions), if they fit the budget: the mapping
- * itself, or a copy of the message's.  Otherwise the partitions are decoded
- * now.  A state too small to be partitioned adds the classes.
+ * Read an ascending stream of nclasses classes in a message.  One pass
+ * validates it and finds where each partition starts.  A partitioned state
+ * then keeps a copy of the encoded classes, which readers merge straight
+ * from the encoding and anything else decodes first (DecodePartitions), if
+ * the copy fits the budget; otherwise the partitions are decoded now.  A
+ * state too small to be partitioned adds the classes.
  */
 static void
-DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows,
-					 MappedCopy *mapped)
+DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows)
 {
 	const char *start = buf->data + buf->cursor;
 	const char *end = buf->data + buf->len;
@@ -2900,8 +3086,6 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 			(void) ReadAscendingClass(&at, end, &previous_hi, &class);
 			AddClass(state, &class.key, class.count);
 		}
-		if (mapped != NULL)
-			ReleaseMappedCopy(mapped);
 		return;
 	}
 
@@ -2910,11 +3094,9 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	state->encoded = (char *) start;
 	if (state->memory + (double) state->encoded_bytes <= (double) state->budget)
 	{
-		if (mapped == NULL)
-		{
-			mapped = MapCopy(state->context, state->encoded_bytes);
-			memcpy(mapped->base, start, state->encoded_bytes);
-		}
+		MappedCopy *mapped = MapCopy(state->context, state->encoded_bytes);
+
+		memcpy(mapped->base, start, state->encoded_bytes);
 		state->encoded = mapped->base;
 		state->encoded_copy = mapped;
 		state->memory += (double) state->encoded_bytes;
@@ -2930,11 +3112,7 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	state->classes = seen.classes;
 	state->singletons = seen.singletons;
 	if (state->encoded_copy == NULL)
-	{
 		DecodePartitions(state);
-		if (mapped != NULL)
-			ReleaseMappedCopy(mapped);
-	}
 }
 
 /* A temporary file holding a worker's classes, as a message names it */
@@ -3011,63 +3189,111 @@ HandoverFileName(char *name, int32 sender_pid, uint32 sequence)
 	snprintf(name, sizeof(((HandoverFile *) NULL)->name), "qidrisk.%d.%u", sender_pid, sequence);
 }
 
-/*
- * Read the file a file message names (FreqStateSendFile): it must be for
- * this process and statement, in this process's file set.  The file goes
- * into a mapping of context and is deleted when context is reset.
- */
-static MappedCopy *
-ReadHandoverFile(MemoryContext context, StringInfo buf, int *length)
+/* What a file message says about its file (FreqStateSendFile) */
+typedef struct FileReference
 {
 	HandoverFile handover;
+	off_t		offsets[PARTITIONS];	/* where each partition's classes start */
+	FreqCounts	counts[PARTITIONS]; /* what each partition holds */
+} FileReference;
+
+/*
+ * Read a file message's reference to its file: it must be for this process
+ * and statement, in this process's file set, its partitions in order within
+ * the file
+ */
+static void
+ReadFileReference(StringInfo buf, FileReference *reference)
+{
+	HandoverFile *handover = &reference->handover;
 	int32		leader_pid;
 	int64		statement_start;
 	int32		sender_pid;
 	uint32		sequence;
 	int			ntablespaces;
-	File		file;
-	MappedCopy *mapped;
 
-	if (buf->len - buf->cursor < (int) (2 * sizeof(int32) + 2 * sizeof(int64) + 2 * sizeof(int32)))
+	if (buf->len - buf->cursor < (int) (4 * sizeof(int32) + 2 * sizeof(int64)))
 		FreqStateCorrupt("The state's file reference is truncated.");
 	leader_pid = pq_getmsgint(buf, sizeof(int32));
 	statement_start = pq_getmsgint64(buf);
 	sender_pid = pq_getmsgint(buf, sizeof(int32));
 	sequence = (uint32) pq_getmsgint(buf, sizeof(int32));
-	handover.length = (off_t) pq_getmsgint64(buf);
+	handover->length = (off_t) pq_getmsgint64(buf);
 	ntablespaces = pq_getmsgint(buf, sizeof(int32));
 	if (leader_pid != MyProcPid || statement_start != GetCurrentStatementStartTimestamp())
 		FreqStateCorrupt("The state's file was left for another process or statement.");
-	if (ntablespaces < 1 || ntablespaces > (int) lengthof(handover.fileset.tablespaces) ||
-		buf->len - buf->cursor < ntablespaces * (int) sizeof(Oid) || handover.length < 0 ||
-		handover.length > PG_INT32_MAX)
+	if (ntablespaces < 1 || ntablespaces > (int) lengthof(handover->fileset.tablespaces) ||
+		buf->len - buf->cursor < ntablespaces * (int) sizeof(Oid) +
+		PARTITIONS * 4 * (int) sizeof(int64) || handover->length < 0)
 		FreqStateCorrupt("The state's file reference is invalid.");
-	handover.fileset.creator_pid = MyProcPid;
-	handover.fileset.number = HANDOVER_FILESET_NUMBER;
-	handover.fileset.ntablespaces = ntablespaces;
+	handover->fileset.creator_pid = MyProcPid;
+	handover->fileset.number = HANDOVER_FILESET_NUMBER;
+	handover->fileset.ntablespaces = ntablespaces;
 	for (int i = 0; i < ntablespaces; i++)
-		handover.fileset.tablespaces[i] = (Oid) pq_getmsgint(buf, sizeof(Oid));
-	HandoverFileName(handover.name, sender_pid, sequence);
+		handover->fileset.tablespaces[i] = (Oid) pq_getmsgint(buf, sizeof(Oid));
+	HandoverFileName(handover->name, sender_pid, sequence);
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqCounts *counts = &reference->counts[p];
 
-	file = FileSetOpen(&handover.fileset, handover.name, O_RDONLY | PG_BINARY);
+		reference->offsets[p] = (off_t) pq_getmsgint64(buf);
+		counts->classes = pq_getmsgint64(buf);
+		counts->rows = pq_getmsgint64(buf);
+		counts->singletons = pq_getmsgint64(buf);
+		if ((p == 0 ? reference->offsets[p] != 0 : reference->offsets[p] < reference->offsets[p - 1]) ||
+			reference->offsets[p] > handover->length || counts->classes < 0 ||
+			counts->rows < counts->classes || counts->singletons < 0 ||
+			counts->singletons > counts->classes)
+			FreqStateCorrupt("The state's file reference is invalid.");
+	}
+}
+
+/*
+ * Let a received state read its classes from the worker's file, partition
+ * by partition, as it merges them: nothing is read now.  The file is closed
+ * with the state and deleted when the aggregate's context is reset.
+ */
+static void
+AttachWorkerFile(FreqState *state, const FileReference *reference, MemoryContext context)
+{
+	const HandoverFile *handover = &reference->handover;
+	FreqCounts	total = {0, 0, 0};
+	File		file;
+
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		total.rows += reference->counts[p].rows;
+		total.classes += reference->counts[p].classes;
+		total.singletons += reference->counts[p].singletons;
+	}
+	if (total.rows != state->rows || total.classes != state->classes ||
+		total.singletons != state->singletons)
+		FreqStateCorrupt("The state's classes do not add up to its header.");
+	file = FileSetOpen((FileSet *) &handover->fileset, handover->name, O_RDONLY | PG_BINARY);
 	if (file <= 0)
 		FreqStateCorrupt("The state's file is no longer available.");
-	if (FileSize(file) != handover.length)
+	DeleteWithContext(context, handover);
+	state->encoded_file = MemoryContextAlloc(state->context, sizeof(EncodedFile));
+	state->encoded_file->file = file;
+	state->encoded_file->close.func = CloseEncodedFile;
+	state->encoded_file->close.arg = state->encoded_file;
+	MemoryContextRegisterResetCallback(state->context, &state->encoded_file->close);
+	if (FileSize(file) != handover->length)
 		FreqStateCorrupt("The state's file does not have the length its message says.");
-	mapped = MapCopy(context, (Size) handover.length);
-	for (off_t done = 0; done < handover.length;)
+	if (state->single != NULL)
+		Partition(state);
+	for (int p = 0; p < PARTITIONS; p++)
 	{
-		int			n = (int) Min(handover.length - done, HANDOVER_READ_BYTES);
+		FreqPartition *partition = &state->parts[p];
 
-		CHECK_FOR_INTERRUPTS();
-		if (FileRead(file, mapped->base + done, n, done, WAIT_EVENT_BUFFILE_READ) != n)
-			ReportRunReadError();
-		done += n;
+		partition->in_file = true;
+		partition->file_offset = reference->offsets[p];
+		partition->file_length = (p + 1 < PARTITIONS ? reference->offsets[p + 1] :
+								  handover->length) - reference->offsets[p];
+		partition->file_counts = reference->counts[p];
+		partition->nencoded = reference->counts[p].classes;
 	}
-	FileClose(file);
-	DeleteWithContext(context, &handover);
-	*length = (int) handover.length;
-	return mapped;
+	state->streamed = false;
 }
 
 /*
@@ -3088,8 +3314,7 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	int			version;
 	int			encoding;
 	FreqCounts	spilled;
-	MappedCopy *mapped = NULL;
-	int			mapped_length = 0;
+	FileReference reference;
 
 	buf.data = VARDATA_ANY(bytes);
 	buf.len = VARSIZE_ANY_EXHDR(bytes);
@@ -3105,7 +3330,7 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	if (encoding == ENCODING_LENT)
 		return ReclaimLentState(context, &buf);
 	if (encoding == ENCODING_FILE)
-		mapped = ReadHandoverFile(context, &buf, &mapped_length);
+		ReadFileReference(&buf, &reference);
 	else if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
 		FreqStateCorrupt("The state's classes are in an unknown encoding.");
 	if (buf.len - buf.cursor < (int) SERIALIZED_HEADER_BYTES - 2)
@@ -3130,17 +3355,13 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 	state->param = param;
 	memset(&spilled, 0, sizeof(spilled));
 	if (encoding == ENCODING_ASCENDING)
-		DeserializeAscending(state, &buf, nclasses, rows, NULL);
+		DeserializeAscending(state, &buf, nclasses, rows);
 	else if (encoding == ENCODING_FILE)
 	{
-		StringInfoData classes;
-
-		pq_getmsgend(&buf);
-		classes.data = mapped->base;
-		classes.len = mapped_length;
-		classes.maxlen = mapped_length;
-		classes.cursor = 0;
-		DeserializeAscending(state, &classes, nclasses, rows, mapped);
+		state->rows = rows;
+		state->classes = nclasses;
+		state->singletons = singletons;
+		AttachWorkerFile(state, &reference, context);
 	}
 	for (int64 i = 0; encoding == ENCODING_FIXED && i < nclasses; i++)
 	{
@@ -3205,25 +3426,31 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	AscendingWriter writer = MEMORY_WRITER;
 	StringInfoData buf;
 	double		bound;
+	bool		arrays_only;
 
 	/* a state shared by several aggregates is written once */
 	if (state->sent != NULL)
 		return (bytea *) pg_detoast_datum_copy((struct varlena *) state->sent);
 	FlushHeldRows(state);
-	if (state->single != NULL || state->windowed || state->attached != NULL ||
-		state->encoded != NULL || HasRuns(state))
+	if (state->single != NULL || state->windowed)
 		return NULL;
-	if (!state->buffers_sorted)
+	if (state->attached == NULL && !HasRuns(state) && !Undecoded(state) &&
+		!state->buffers_sorted)
 		SortBuffersInPlace(state);
 	/* sorting may have spilled */
-	if (HasRuns(state))
+	arrays_only = state->attached == NULL && !HasRuns(state) && !Undecoded(state);
+	if (arrays_only)
+	{
+		bound = AscendingBound(state);
+		if (bound < HANDOVER_FROM_BYTES ||
+			(temp_file_limit >= 0 && bound / 1024.0 > (double) temp_file_limit))
+			return NULL;
+	}
+	/* a spilled state's runs take about as much room again */
+	else if (temp_file_limit >= 0)
 		return NULL;
-	/* a state past the budget goes to the leader's run files, not to memory */
-	bound = AscendingBound(state);
-	if (bound < HANDOVER_FROM_BYTES || bound > (double) state->budget ||
-		bound >= MAX_MESSAGE_BYTES ||
-		(temp_file_limit >= 0 && bound / 1024.0 > (double) temp_file_limit))
-		return NULL;
+	else
+		DrainBuffers(state);
 
 	if (sequence == 0)
 		sequence = (uint32) pg_prng_uint64(&pg_global_prng_state) | 1;
@@ -3234,7 +3461,14 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	writer.buffer = palloc(HANDOVER_WRITE_BYTES + MAX_ASCENDING_CLASS_BYTES);
 	writer.out = writer.buffer;
 	writer.flush_at = (uintptr_t) (writer.buffer + HANDOVER_WRITE_BYTES);
-	WriteAscendingArrays(state, &writer);
+	writer.by_partition = true;
+	if (arrays_only)
+		WriteAscendingArrays(state, &writer);
+	else
+		ForEachClass(state, WriteAscendingClass, &writer);
+	/* partitions past the last class are empty, at the end */
+	while (writer.partition < PARTITIONS - 1)
+		StartPartition(&writer, writer.out);
 	(void) FlushAscending(&writer, writer.out);
 	FileClose(writer.file);
 	pfree(writer.buffer);
@@ -3251,6 +3485,13 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	pq_sendint32(&buf, handover.fileset.ntablespaces);
 	for (int i = 0; i < handover.fileset.ntablespaces; i++)
 		pq_sendint32(&buf, (int32) handover.fileset.tablespaces[i]);
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		pq_sendint64(&buf, (int64) writer.offsets[p]);
+		pq_sendint64(&buf, writer.counts[p].classes);
+		pq_sendint64(&buf, writer.counts[p].rows);
+		pq_sendint64(&buf, writer.counts[p].singletons);
+	}
 	SendHeader(&buf, &writer.seen, state);
 	state->sent = (bytea *) MemoryContextAlloc(state->context, buf.len);
 	SET_VARSIZE(buf.data, buf.len);

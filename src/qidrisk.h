@@ -210,6 +210,7 @@ typedef struct FreqEntry
 struct freqhash_hash;
 typedef struct FreqPartition FreqPartition;
 typedef struct MappedCopy MappedCopy;
+typedef struct EncodedFile EncodedFile;
 
 /*
  * Transition state shared by every frequency aggregate.  Read its counters
@@ -241,6 +242,7 @@ typedef struct FreqState
 	char	   *encoded;		/* a received state's classes, not yet decoded */
 	Size		encoded_bytes;
 	MappedCopy *encoded_copy;	/* where encoded lies, if it is ours */
+	EncodedFile *encoded_file;	/* or the worker's file its classes lie in */
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
 	bool		private_copy;	/* made by deserialization, owned by context */

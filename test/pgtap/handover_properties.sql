@@ -4,9 +4,9 @@
 -- serial answer and the plain-SQL GROUP BY reference, on random tables
 -- (3 seeds, about 10% NULLs, ties, several types, 1 to 4 columns), in forced
 -- parallel plans with and without the leader's own (lent) state, at the
--- default budget (the files' classes kept as read and merged in one stream),
--- at 3MB (files read, then merged into arrays or spilled) and at 512kB (no
--- file fits: the tuple queue, and everything spills).  The files went through
+-- default budget (the files' classes merged straight from the files), at 3MB
+-- (decoded from the files into arrays, or spilled) and at 512kB (spilled
+-- states through files as well).  The files went through
 -- the leader's file set and none is left.
 \set ON_ERROR_STOP 1
 \set QUIET 1
