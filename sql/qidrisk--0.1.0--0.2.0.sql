@@ -1490,3 +1490,41 @@ AS 'MODULE_PATHNAME', 'qidrisk_kmap_key_filter'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION qidrisk_kmap_key_filter(bytea, uuid) IS
 'internal to kmap_count: whether key may be one of the release fingerprints the filter holds (false: certainly not)';
+
+-- ==== class_size_profile: a profile from class sizes, split over Citus shards ====
+
+-- The frequency aggregates keep an internal state, which Citus does not split
+-- over shards (it gathers the rows instead) and which a distributed table
+-- keyed by qid_key does not need: there each class lies on one shard, so the
+-- shards can count classes themselves.  class_size_profile takes those class
+-- sizes and keeps a bigint[] of (size, classes) pairs, sizes ascending, which
+-- Citus ships from each shard and combines on the coordinator, and which
+-- parallel query passes between processes as it is.
+CREATE FUNCTION qidrisk_class_size_profile_transfn(state bigint[], class_size bigint)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_class_size_profile_transfn(bigint[], bigint) IS
+'internal to class_size_profile: counts one class of the given size into the (size, classes) pairs';
+
+CREATE FUNCTION qidrisk_class_size_profile_combine(state bigint[], other bigint[])
+RETURNS bigint[]
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_class_size_profile_combine(bigint[], bigint[]) IS
+'internal to class_size_profile: merges two states'' (size, classes) pairs';
+
+CREATE FUNCTION qidrisk_class_size_profile_final(state bigint[])
+RETURNS qid_profile
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_class_size_profile_final(bigint[]) IS
+'internal to class_size_profile: the qid_profile of the counted classes';
+
+CREATE AGGREGATE class_size_profile(class_size bigint) (
+	SFUNC = qidrisk_class_size_profile_transfn,
+	STYPE = bigint[],
+	INITCOND = '{}',
+	FINALFUNC = qidrisk_class_size_profile_final,
+	COMBINEFUNC = qidrisk_class_size_profile_combine,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE class_size_profile(bigint) IS
+'the class_profile of classes given by their sizes (one row per class, such as count(*) of a GROUP BY); NULL sizes are ignored';

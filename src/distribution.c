@@ -423,9 +423,36 @@ GroupSize(Distribution *dist)
 #define SCALED_MAX_GAP 600
 
 /*
- * Bring level j's mantissa near 1 (its exponent at most SCALED_MAX_GAP below
- * level j - 1's), then restore the cached scales of j and the levels above
- * it, raising any level left too far below its predecessor
+ * Give level j the exponent e (scaling its mantissa to keep its value), then
+ * restore the cached scales of j and the levels above it, raising any level
+ * left more than SCALED_MAX_GAP below its predecessor
+ */
+static void
+SetLevelExponent(double *g, double *scale, int64 *exponent, int64 j, int64 e,
+				 int64 top)
+{
+	g[j] = ldexp(g[j], (int) (exponent[j] - e));
+	exponent[j] = e;
+	scale[j] = ldexp(1.0, (int) (exponent[j - 1] - e));
+	for (int64 l = j + 1; l <= top; l++)
+	{
+		int64		raised = exponent[l - 1] - SCALED_MAX_GAP;
+
+		if (exponent[l] >= raised)
+		{
+			scale[l] = ldexp(1.0, (int) (exponent[l - 1] - exponent[l]));
+			break;
+		}
+		/* a higher exponent, so a smaller mantissa for the same value */
+		g[l] = ldexp(g[l], (int) (exponent[l] - raised));
+		exponent[l] = raised;
+		scale[l] = ldexp(1.0, SCALED_MAX_GAP);
+	}
+}
+
+/*
+ * Bring level j's mantissa near 1, its exponent at most SCALED_MAX_GAP below
+ * level j - 1's
  */
 static void
 Renormalize(double *g, double *scale, int64 *exponent, int64 j, int64 top)
@@ -436,86 +463,50 @@ Renormalize(double *g, double *scale, int64 *exponent, int64 j, int64 top)
 		e += ilogb(g[j]);
 	if (e < exponent[j - 1] - SCALED_MAX_GAP)
 		e = exponent[j - 1] - SCALED_MAX_GAP;
-	g[j] = ldexp(g[j], (int) (exponent[j] - e));
-	exponent[j] = e;
-	scale[j] = ldexp(1.0, (int) (exponent[j - 1] - e));
-	for (int64 l = j + 1; l <= top; l++)
-	{
-		int64		gap = exponent[l - 1] - exponent[l];
-
-		if (gap <= SCALED_MAX_GAP)
-		{
-			scale[l] = ldexp(1.0, (int) gap);
-			break;
-		}
-		g[l] = ldexp(g[l], (int) (gap - SCALED_MAX_GAP));
-		exponent[l] = exponent[l - 1] - SCALED_MAX_GAP;
-		scale[l] = ldexp(1.0, SCALED_MAX_GAP);
-	}
+	SetLevelExponent(g, scale, exponent, j, e, top);
 }
 
 /*
  * f_j = j! e_j(p_1..p_m), j = 0..kmax, after adding each value in turn:
  * f_j <- f_j + j p f_{j-1}.  Each f_j is the probability that j draws are
- * distinct and all among the values added so far, so it lies in [0, 1]; the
- * function returns ln f_j (-Infinity for 0).
+ * distinct and all among the values added so far, so it lies in [0, 1] and
+ * never decreases; the function returns ln f_j (-Infinity for 0).
  *
- * A level is born small (j! p_1 ... p_j) and grows by hundreds of orders of
- * magnitude as values are added, so when a level is born below 2^-960 the
- * doubles would underflow and lose the contributions that build up the
- * result (k = 1800 draws from 10,000 equally likely values gave 6.4e-76
- * instead of 1.1e-75).  Then each f_j is kept as a mantissa G_j and an
- * exponent E_j, with S_j = 2^(E_{j-1} - E_j) cached: G_j <- G_j + j p S_j
- * G_{j-1}, and a mantissa leaving [2^-300, 2^300] is renormalized.  Since
- * f_{j-1} >= f_j, E_{j-1} - E_j >= -600 when both mantissas are in range;
- * it is kept at most 600 (a level further below its predecessor is raised to
- * that gap, the mantissa shrinking: its value is then below 2^-300 of the
- * next term it receives), so every term stays below 2^900 j.
+ * A level is born small (j! p_1 ... p_j) and may grow by hundreds of orders
+ * of magnitude as values are added; in plain doubles a level born below
+ * 2^-1022 would underflow and lose the contributions that build up the result
+ * (k = 1800 draws from 10,000 equally likely values gave 6.4e-76 instead of
+ * 1.1e-75).  So a young level is kept as a mantissa G_j and an exponent E_j,
+ * with S_j = 2^(E_{j-1} - E_j) cached: G_j <- G_j + j p S_j G_{j-1}, and a
+ * mantissa leaving [2^-300, 2^300] is renormalized.  Since f_{j-1} >= f_j,
+ * E_{j-1} - E_j >= -600 when both mantissas are in range; it is kept at most
+ * 600 (a level further below its predecessor is raised to that gap, the
+ * mantissa shrinking: its value is then below 2^-300 of the next term it
+ * receives), so every term stays below 2^900 j.
+ *
+ * Levels 1..plain have grown to at least 2^PLAIN_LOWEST_EXPONENT with
+ * exponent 0: their mantissa is their value, which only grows up to 1, so
+ * they are updated as plain doubles, without scale or checks.  Lower levels
+ * grow first, so they form a prefix; multiplying by S_j = 1 is exact, so
+ * both updates give the same bits.
  */
+#define PLAIN_LOWEST_EXPONENT (-1000)
+
 static double *
 LogDistinctDrawProbabilities(Distribution *dist, int64 kmax)
 {
 	double	   *g = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	double	   *scale;
-	int64	   *exponent;
-	double		log_birth = 0.0;
-	bool		scaled = false;
+	double	   *scale = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	int64	   *exponent = palloc_extended((kmax + 1) * sizeof(int64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	int64		top = 0;
-
-	/* ln of each level's first value, j! p_1 ... p_j: does one underflow? */
-	for (int64 j = 1; j <= kmax && j <= dist->nclasses; j++)
-	{
-		log_birth += log(dist->weights[j - 1] / dist->total) + log((double) j);
-		if (log_birth < -960.0 * M_LN2)
-		{
-			scaled = true;
-			break;
-		}
-	}
+	int64		plain = 0;
 
 	g[0] = 1.0;
-	if (!scaled)
-	{
-		for (int64 i = 0; i < dist->nclasses; i++)
-		{
-			double		p = dist->weights[i] / dist->total;
-
-			CHECK_FOR_INTERRUPTS();
-			top = Min(i + 1, kmax);
-			for (int64 j = top; j >= 1; j--)
-				g[j] += (double) j * p * g[j - 1];
-		}
-		for (int64 j = 0; j <= kmax; j++)
-			g[j] = log(g[j]);
-		return g;
-	}
-
-	scale = palloc_extended((kmax + 1) * sizeof(double), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	exponent = palloc_extended((kmax + 1) * sizeof(int64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	scale[0] = 1.0;
 	for (int64 i = 0; i < dist->nclasses; i++)
 	{
 		double		p = dist->weights[i] / dist->total;
+		int64		j;
 
 		CHECK_FOR_INTERRUPTS();
 		if (i + 1 <= kmax)
@@ -525,7 +516,7 @@ LogDistinctDrawProbabilities(Distribution *dist, int64 kmax)
 			exponent[top] = exponent[top - 1];
 			scale[top] = 1.0;
 		}
-		for (int64 j = top; j >= 1; j--)
+		for (j = top; j > plain; j--)
 		{
 			double		v = g[j] + (double) j * p * g[j - 1] * scale[j];
 
@@ -533,6 +524,15 @@ LogDistinctDrawProbabilities(Distribution *dist, int64 kmax)
 			if (unlikely(!(v <= SCALED_HIGH && v >= SCALED_LOW)) &&
 				(v > SCALED_HIGH || exponent[j] > exponent[j - 1] - SCALED_MAX_GAP))
 				Renormalize(g, scale, exponent, j, top);
+		}
+		for (; j >= 1; j--)
+			g[j] += (double) j * p * g[j - 1];
+
+		while (plain < top && g[plain + 1] != 0.0 &&
+			   exponent[plain + 1] + ilogb(g[plain + 1]) >= PLAIN_LOWEST_EXPONENT)
+		{
+			plain++;
+			SetLevelExponent(g, scale, exponent, plain, 0, top);
 		}
 	}
 	for (int64 j = 0; j <= kmax; j++)

@@ -10,6 +10,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -33,6 +34,9 @@ PG_FUNCTION_INFO_V1(qidrisk_class_count_final);
 PG_FUNCTION_INFO_V1(qidrisk_k_anonymity_final);
 PG_FUNCTION_INFO_V1(qidrisk_rows_below_k_final);
 PG_FUNCTION_INFO_V1(qidrisk_class_profile_final);
+PG_FUNCTION_INFO_V1(qidrisk_class_size_profile_transfn);
+PG_FUNCTION_INFO_V1(qidrisk_class_size_profile_combine);
+PG_FUNCTION_INFO_V1(qidrisk_class_size_profile_final);
 
 /*
  * Fetch or create the frequency state in argument 0 of a transition
@@ -376,37 +380,287 @@ HistogramArrays(ClassSizeSummary *summary, Datum *sizes_out, Datum *counts_out)
 }
 
 /*
- * Final function of class_profile: (rows, classes, singletons,
- * singleton_share, k_anonymity, largest_class, class_sizes, class_counts).
+ * A qid_profile (rows, classes, singletons, singleton_share, k_anonymity,
+ * largest_class, class_sizes, class_counts) from its figures; smallest and
+ * largest are read only when there are rows
  */
+static Datum
+ProfileDatum(FunctionCallInfo fcinfo, const FreqCounts *counts, int64 smallest,
+			 int64 largest, Datum sizes, Datum class_counts)
+{
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "a class profile must be of a composite type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	values[0] = Int64GetDatum(counts->rows);
+	values[1] = Int64GetDatum(counts->classes);
+	values[2] = Int64GetDatum(counts->singletons);
+	if (counts->rows > 0)
+	{
+		values[3] = Float8GetDatum((double) counts->singletons / (double) counts->rows);
+		values[4] = Int64GetDatum(smallest);
+		values[5] = Int64GetDatum(largest);
+	}
+	else
+		nulls[3] = nulls[4] = nulls[5] = true;
+	values[6] = sizes;
+	values[7] = class_counts;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* Final function of class_profile */
 Datum
 qidrisk_class_profile_final(PG_FUNCTION_ARGS)
 {
 	FreqState  *state = PG_ARGISNULL(0) ? NULL : (FreqState *) PG_GETARG_POINTER(0);
 	ClassSizeSummary summary;
-	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
 	FreqCounts	counts;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "class_profile must return a composite type");
-	tupdesc = BlessTupleDesc(tupdesc);
+	Datum		sizes;
+	Datum		class_counts;
 
 	FinalCounts(fcinfo, &counts);
 	SummarizeClasses(state, 0, true, &summary);
-	values[0] = Int64GetDatum(counts.rows);
-	values[1] = Int64GetDatum(counts.classes);
-	values[2] = Int64GetDatum(counts.singletons);
-	if (counts.rows > 0)
-	{
-		values[3] = Float8GetDatum((double) counts.singletons / (double) counts.rows);
-		values[4] = Int64GetDatum(summary.smallest);
-		values[5] = Int64GetDatum(summary.largest);
-	}
-	else
-		nulls[3] = nulls[4] = nulls[5] = true;
-	HistogramArrays(&summary, &values[6], &values[7]);
+	HistogramArrays(&summary, &sizes, &class_counts);
+	return ProfileDatum(fcinfo, &counts, summary.smallest, summary.largest, sizes, class_counts);
+}
 
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+/* ---- class_size_profile: a profile from class sizes, in a bigint[] state ---- */
+
+/*
+ * The state of class_size_profile is a bigint[] of (size, classes) pairs,
+ * sizes ascending, rather than internal: Citus splits an aggregate into a
+ * partial aggregate per shard and a combine on the coordinator only when its
+ * state has a real type (it ships the state as that type's text), and
+ * parallel query passes it between processes as it is.  Under an aggregate
+ * the transition function counts a known size in place; a size not seen
+ * before copies the pairs, which stays cheap because n rows have fewer than
+ * sqrt(2n) distinct class sizes.
+ */
+
+/* Raise 22P03: a state that is not a bigint[] of (size, classes) pairs, sizes ascending */
+pg_noreturn static void
+SizePairsInvalid(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid class_size_profile state"),
+			 errdetail("%s", detail),
+			 errhint("The state is a bigint[] of (class size, classes) pairs, sizes ascending, "
+					 "as class_size_profile's transition and combine functions build it.")));
+}
+
+/* The pairs of a state after checking its shape (not its order); *npairs gets their number */
+static int64 *
+SizePairs(ArrayType *state, int *npairs)
+{
+	if (ARR_ELEMTYPE(state) != INT8OID || ARR_HASNULL(state) || ARR_NDIM(state) > 1)
+		SizePairsInvalid("The state must be a one-dimensional bigint[] without NULLs.");
+	*npairs = ARR_NDIM(state) == 0 ? 0 : ARR_DIMS(state)[0] / 2;
+	if (ARR_NDIM(state) == 1 && ARR_DIMS(state)[0] % 2 != 0)
+		SizePairsInvalid("The state has an odd number of elements.");
+	return (int64 *) ARR_DATA_PTR(state);
+}
+
+/* Check that the pairs' sizes ascend strictly from 1 and every count is at least 1 */
+static void
+SizePairsCheckOrder(const int64 *pairs, int npairs)
+{
+	for (int i = 0; i < npairs; i++)
+		if (pairs[2 * i] < 1 || pairs[2 * i + 1] < 1 ||
+			(i > 0 && pairs[2 * i] <= pairs[2 * i - 2]))
+			SizePairsInvalid("The state's sizes must ascend strictly from 1, each with at least 1 class.");
+}
+
+/* A state of npairs pairs, to be filled */
+static ArrayType *
+SizePairsArray(int64 npairs)
+{
+	Size		nbytes = ARR_OVERHEAD_NONULLS(1) + (Size) npairs * 2 * sizeof(int64);
+	ArrayType  *result;
+
+	if (npairs == 0)
+		return construct_empty_array(INT8OID);
+	if (npairs * 2 > (int64) MaxArraySize || nbytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("class_size_profile: more than " INT64_FORMAT " distinct class sizes",
+						(int64) Min(MaxArraySize, (MaxAllocSize - ARR_OVERHEAD_NONULLS(1)) / sizeof(int64)) / 2)));
+	result = (ArrayType *) palloc(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = INT8OID;
+	ARR_DIMS(result)[0] = (int) (npairs * 2);
+	ARR_LBOUND(result)[0] = 1;
+	return result;
+}
+
+/* Raise 22003: a count past the bigint range */
+pg_noreturn static void
+SizeCountOverflow(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("class_size_profile: the %s exceed the bigint range", what)));
+}
+
+/* Transition of class_size_profile(class_size bigint): count one class of that size */
+Datum
+qidrisk_class_size_profile_transfn(PG_FUNCTION_ARGS)
+{
+	ArrayType  *state;
+	int64		size = PG_GETARG_INT64(1);
+	int64	   *pairs;
+	int			npairs;
+	int			lo = 0;
+	int			hi;
+	ArrayType  *grown;
+	int64	   *out;
+
+	if (size < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("class_size_profile: a class size must be at least 1, not " INT64_FORMAT,
+						size),
+				 errhint("Aggregate the sizes of non-empty classes, such as count(*) of a GROUP BY.")));
+	/* only an aggregate's own state may change in place */
+	if (AggCheckCallContext(fcinfo, NULL))
+		state = PG_GETARG_ARRAYTYPE_P(0);
+	else
+		state = PG_GETARG_ARRAYTYPE_P_COPY(0);
+	pairs = SizePairs(state, &npairs);
+
+	/* the first pair whose size is at least size */
+	hi = npairs;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (pairs[2 * mid] < size)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < npairs && pairs[2 * lo] == size)
+	{
+		int64		classes;
+
+		if (pg_add_s64_overflow(pairs[2 * lo + 1], 1, &classes))
+			SizeCountOverflow("classes of one size");
+		pairs[2 * lo + 1] = classes;
+		PG_RETURN_ARRAYTYPE_P(state);
+	}
+
+	/* a size not seen before: the pairs with it inserted */
+	grown = SizePairsArray((int64) npairs + 1);
+	out = (int64 *) ARR_DATA_PTR(grown);
+	memcpy(out, pairs, (Size) lo * 2 * sizeof(int64));
+	out[2 * lo] = size;
+	out[2 * lo + 1] = 1;
+	memcpy(out + 2 * (lo + 1), pairs + 2 * lo, (Size) (npairs - lo) * 2 * sizeof(int64));
+	PG_RETURN_ARRAYTYPE_P(grown);
+}
+
+/* Combine of class_size_profile: the two states' pairs merged, counts of equal sizes added */
+Datum
+qidrisk_class_size_profile_combine(PG_FUNCTION_ARGS)
+{
+	ArrayType  *into = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *from = PG_GETARG_ARRAYTYPE_P(1);
+	int			ninto;
+	int			nfrom;
+	const int64 *a = SizePairs(into, &ninto);
+	const int64 *b = SizePairs(from, &nfrom);
+	int64		nmerged = 0;
+	ArrayType  *merged;
+	int64	   *out;
+	int			i = 0;
+	int			j = 0;
+
+	SizePairsCheckOrder(a, ninto);
+	SizePairsCheckOrder(b, nfrom);
+	if (nfrom == 0)
+		PG_RETURN_ARRAYTYPE_P(into);
+
+	/* count the distinct sizes, then merge into a state of that many pairs */
+	while (i < ninto || j < nfrom)
+	{
+		if (j == nfrom || (i < ninto && a[2 * i] < b[2 * j]))
+			i++;
+		else if (i == ninto || b[2 * j] < a[2 * i])
+			j++;
+		else
+			i++, j++;
+		nmerged++;
+	}
+	merged = SizePairsArray(nmerged);
+	out = (int64 *) ARR_DATA_PTR(merged);
+	i = j = 0;
+	while (i < ninto || j < nfrom)
+	{
+		if (j == nfrom || (i < ninto && a[2 * i] < b[2 * j]))
+		{
+			out[0] = a[2 * i];
+			out[1] = a[2 * i + 1];
+			i++;
+		}
+		else if (i == ninto || b[2 * j] < a[2 * i])
+		{
+			out[0] = b[2 * j];
+			out[1] = b[2 * j + 1];
+			j++;
+		}
+		else
+		{
+			out[0] = a[2 * i];
+			if (pg_add_s64_overflow(a[2 * i + 1], b[2 * j + 1], &out[1]))
+				SizeCountOverflow("classes of one size");
+			i++, j++;
+		}
+		out += 2;
+	}
+	PG_RETURN_ARRAYTYPE_P(merged);
+}
+
+/* Final function of class_size_profile: the qid_profile of the classes counted */
+Datum
+qidrisk_class_size_profile_final(PG_FUNCTION_ARGS)
+{
+	ArrayType  *state = PG_GETARG_ARRAYTYPE_P(0);
+	int			npairs;
+	const int64 *pairs = SizePairs(state, &npairs);
+	FreqCounts	counts = {0};
+	Datum	   *sizes;
+	Datum	   *class_counts;
+
+	SizePairsCheckOrder(pairs, npairs);
+	sizes = palloc(Max(npairs, 1) * sizeof(Datum));
+	class_counts = palloc(Max(npairs, 1) * sizeof(Datum));
+	for (int i = 0; i < npairs; i++)
+	{
+		int64		size = pairs[2 * i];
+		int64		classes = pairs[2 * i + 1];
+		int64		rows;
+
+		if (pg_mul_s64_overflow(size, classes, &rows) ||
+			pg_add_s64_overflow(counts.rows, rows, &counts.rows))
+			SizeCountOverflow("rows of the classes");
+		if (pg_add_s64_overflow(counts.classes, classes, &counts.classes))
+			SizeCountOverflow("classes");
+		if (size == 1)
+			counts.singletons = classes;
+		sizes[i] = Int64GetDatum(size);
+		class_counts[i] = Int64GetDatum(classes);
+	}
+	return ProfileDatum(fcinfo, &counts, npairs > 0 ? pairs[0] : 0,
+						npairs > 0 ? pairs[2 * (npairs - 1)] : 0,
+						PointerGetDatum(construct_array(sizes, npairs, INT8OID, sizeof(int64),
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+						PointerGetDatum(construct_array(class_counts, npairs, INT8OID,
+														sizeof(int64), FLOAT8PASSBYVAL,
+														TYPALIGN_DOUBLE)));
 }

@@ -127,6 +127,7 @@ typedef struct KmapState
 	bool		fresh_snapshot; /* scans use a snapshot pushed after the locks */
 	bool		release_grouped;	/* release rows come as (values..., count) */
 	bool		weighted;		/* the grouped population scan sums a weight */
+	bool		bad_weight;		/* a grouped class holds a bad weight */
 } KmapState;
 
 /* Population rows fingerprinted before their buckets are probed */
@@ -174,7 +175,8 @@ typedef struct KmapReceiver
 
 static int64 ReleaseGroupRows(KmapState *state, TupleTableSlot *slot);
 static bool KmapGrouped(Oid relid);
-static char *ReleaseGroupedQuery(KmapState *state, const char *release_name);
+static char *ReleaseGroupedQuery(KmapState *state, const char *release_name,
+								 const char *weight_name);
 static void CountPopulationGrouped(KmapState *state, const char *population_name,
 								   char **population_names, const char *weight_name,
 								   Oid schema, bool filtered);
@@ -277,6 +279,16 @@ CheckComparable(const char *release_name, Oid release_type, Oid release_collatio
 						   get_collation_name(release_collation),
 						   get_collation_name(population_collation)),
 				 errhint("Give both sides one collation with COLLATE in a view.")));
+}
+
+/* Whether two lists of n column names are the same list */
+static bool
+SameColumns(char **a, char **b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
 }
 
 /* Append the quoted column list to a query */
@@ -406,9 +418,9 @@ CopyClassValues(KmapState *state, const NullableDatum *values)
 	return copy;
 }
 
-/* Count one release row into its class, creating the class if new */
-static void
-ReleaseRow(KmapState *state, TupleTableSlot *slot)
+/* The release class of a row, created if new */
+static KmapClass *
+ReleaseClass(KmapState *state, TupleTableSlot *slot)
 {
 	NullableDatum values[KMAP_MAX_COLUMNS];
 	QidFingerprint fp;
@@ -441,6 +453,15 @@ ReleaseRow(KmapState *state, TupleTableSlot *slot)
 		entry->values = NULL;
 		entry->values = CopyClassValues(state, values);
 	}
+	return entry;
+}
+
+/* Count one release row into its class */
+static void
+ReleaseRow(KmapState *state, TupleTableSlot *slot)
+{
+	KmapClass  *entry = ReleaseClass(state, slot);
+
 	entry->release_rows += state->release_grouped ? ReleaseGroupRows(state, slot) : 1;
 }
 
@@ -838,8 +859,11 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
  * row per class it holds (a 16-byte key and its sums), the coordinator adds
  * the shards' rows per key, and the counts are matched here with the
  * release's classes.  A distributed release is likewise read grouped by its
- * QID columns.  qid_key hashes the population's columns exactly as the probe
- * does, so both scans give the same counts.
+ * QID columns; a table that is both the release and the population
+ * (weighted_risk) is read once, grouped by its QID columns with the
+ * population's figures beside the release's count.  qid_key hashes the
+ * population's columns exactly as the probe does, so both scans give the
+ * same counts.
  */
 
 /*
@@ -882,16 +906,50 @@ KmapGrouped(Oid relid)
 	return !isnull && grouped;
 }
 
-/* The release read as one row per class: its QID columns and its row count */
+/* Append whether a weight is good: a finite number at least 0 (NULL for NULL) */
+static void
+AppendWeightGood(StringInfo query, const char *weight_name)
+{
+	const char *w = quote_identifier(weight_name);
+
+	appendStringInfo(query, "(%s::pg_catalog.float8 OPERATOR(pg_catalog.>=) 0::pg_catalog.float8 "
+					 "AND %s::pg_catalog.float8 OPERATOR(pg_catalog.<) 'Infinity'::pg_catalog.float8)",
+					 w, w);
+}
+
+/*
+ * Append a class's figures to a grouped query's select list: its row count,
+ * and with a weight the weight's sum and whether all its weights are good
+ * (a bad one is looked up again once the scan is over)
+ */
+static void
+AppendGroupFigures(StringInfo query, const char *weight_name)
+{
+	appendStringInfoString(query, ", pg_catalog.count(*)");
+	if (weight_name != NULL)
+	{
+		appendStringInfo(query, ", pg_catalog.sum(%s::pg_catalog.float8), pg_catalog.bool_and(",
+						 quote_identifier(weight_name));
+		AppendWeightGood(query, weight_name);
+		appendStringInfoString(query, " IS TRUE)");
+	}
+}
+
+/*
+ * The release read as one row per class: its QID columns and its row count,
+ * then (weight_name given) the weight's figures, for a table read as release
+ * and population at once
+ */
 static char *
-ReleaseGroupedQuery(KmapState *state, const char *release_name)
+ReleaseGroupedQuery(KmapState *state, const char *release_name, const char *weight_name)
 {
 	StringInfoData query;
 
 	initStringInfo(&query);
 	appendStringInfoString(&query, "SELECT ");
 	AppendColumns(&query, state->names, state->ncolumns);
-	appendStringInfo(&query, ", pg_catalog.count(*) FROM %s GROUP BY ", release_name);
+	AppendGroupFigures(&query, weight_name);
+	appendStringInfo(&query, " FROM %s GROUP BY ", release_name);
 	for (int i = 0; i < state->ncolumns; i++)
 		appendStringInfo(&query, "%s%d", i > 0 ? ", " : "", i + 1);
 	return query.data;
@@ -908,71 +966,139 @@ ReleaseGroupRows(KmapState *state, TupleTableSlot *slot)
 	return DatumGetInt64(slot->tts_values[state->ncolumns]);
 }
 
-/* Check that the grouped population scan returns a key and its sums */
+/*
+ * Check that a grouped scan returns a class's figures (AppendGroupFigures)
+ * from column first on, and nothing after them
+ */
+static void
+CheckGroupFigures(KmapState *state, TupleDesc typeinfo, int first)
+{
+	static const Oid plain[] = {INT8OID};
+	static const Oid weighted[] = {INT8OID, FLOAT8OID, BOOLOID};
+	const Oid  *expected = state->weighted ? weighted : plain;
+	int			nfigures = state->weighted ? lengthof(weighted) : lengthof(plain);
+
+	if (typeinfo->natts != first + nfigures)
+		elog(ERROR, "%s: the grouped scan returned %d columns, not %d",
+			 state->funcname, typeinfo->natts, first + nfigures);
+	for (int i = 0; i < nfigures; i++)
+		if (TupleDescAttr(typeinfo, first + i)->atttypid != expected[i])
+			elog(ERROR, "%s: column %d of the grouped scan is of type %s",
+				 state->funcname, first + i + 1,
+				 format_type_be(TupleDescAttr(typeinfo, first + i)->atttypid));
+}
+
+/* Check that the grouped population scan returns a key and its figures */
 static void
 PopulationGroupStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	KmapState  *state = ((KmapReceiver *) self)->state;
-	static const Oid plain[] = {UUIDOID, INT8OID};
-	static const Oid weighted[] = {UUIDOID, INT8OID, FLOAT8OID, INT8OID, FLOAT8OID, FLOAT8OID};
-	const Oid  *expected = state->weighted ? weighted : plain;
-	int			natts = state->weighted ? lengthof(weighted) : lengthof(plain);
 
 	(void) operation;
-	if (typeinfo->natts != natts)
-		elog(ERROR, "%s: the grouped population scan returned %d columns, not %d",
-			 state->funcname, typeinfo->natts, natts);
-	for (int i = 0; i < natts; i++)
-		if (TupleDescAttr(typeinfo, i)->atttypid != expected[i])
-			elog(ERROR, "%s: column %d of the grouped population scan is of type %s",
-				 state->funcname, i + 1, format_type_be(TupleDescAttr(typeinfo, i)->atttypid));
+	if (typeinfo->natts < 1 || TupleDescAttr(typeinfo, 0)->atttypid != UUIDOID)
+		elog(ERROR, "%s: the grouped population scan returned no key", state->funcname);
+	CheckGroupFigures(state, typeinfo, 1);
 }
 
 /*
- * Add one population class (its key, rows and, with a weight, the weight's
- * sum, non-NULL count, minimum and maximum) to the release's class it
- * matches.  Every class's weights are checked, matched or not, as the probe
- * checks every row's.
+ * The population count (rows, or the weight's sum) of a grouped row whose
+ * figures start at column first.  Every class's weights are checked, matched
+ * or not, as the probe checks every row's; a class with a bad one is noted,
+ * and the scan's caller reports it (ReportBadWeight).
  */
+static double
+GroupPopulation(KmapState *state, TupleTableSlot *slot, int first)
+{
+	Datum	   *values = slot->tts_values + first;
+	bool	   *nulls = slot->tts_isnull + first;
+
+	slot_getallattrs(slot);
+	if (nulls[0])
+		elog(ERROR, "%s: the grouped scan returned a NULL count", state->funcname);
+	if (!state->weighted)
+		return (double) DatumGetInt64(values[0]);
+	if (nulls[2] || !DatumGetBool(values[2]))
+	{
+		state->bad_weight = true;
+		return 0;
+	}
+	if (nulls[1])
+		elog(ERROR, "%s: the grouped scan returned a NULL weight sum", state->funcname);
+	return DatumGetFloat8(values[1]);
+}
+
+/*
+ * After a grouped scan that met a bad weight, raise the probe's error for
+ * one: read one bad weight of the relation, under the same snapshot
+ */
+static void
+ReportBadWeight(KmapState *state, const char *relation_name, const char *weight_name)
+{
+	StringInfoData query;
+	bool		isnull;
+	double		weight;
+	int			rc;
+
+	if (!state->bad_weight)
+		return;
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT %s::pg_catalog.float8 FROM %s WHERE ",
+					 quote_identifier(weight_name), relation_name);
+	AppendWeightGood(&query, weight_name);
+	appendStringInfoString(&query, " IS NOT TRUE LIMIT 1");
+	rc = SPI_execute(query.data, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "%s: the bad population weight the grouped scan met was not found again",
+			 state->funcname);
+	weight = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										  &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kmap_count: population weight must not be NULL")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("kmap_count: population weight must be a finite number at least 0, not %g",
+					weight)));
+}
+
+/* Add one population class (its key and figures) to the release's class it matches */
 static void
 PopulationGroupRow(KmapState *state, TupleTableSlot *slot)
 {
 	QidFingerprint fp;
 	KmapClass  *entry;
-	double		population;
+	double		population = GroupPopulation(state, slot, 1);
 
-	slot_getallattrs(slot);
-	if (slot->tts_isnull[0] || slot->tts_isnull[1])
-		elog(ERROR, "%s: the grouped population scan returned a NULL", state->funcname);
-	if (state->weighted)
-	{
-		double		least;
-		double		greatest;
-
-		/* the weight's count is its non-NULL values' */
-		if (slot->tts_isnull[3] ||
-			DatumGetInt64(slot->tts_values[3]) != DatumGetInt64(slot->tts_values[1]))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("kmap_count: population weight must not be NULL")));
-		if (slot->tts_isnull[2] || slot->tts_isnull[4] || slot->tts_isnull[5])
-			elog(ERROR, "%s: the grouped population scan returned a NULL", state->funcname);
-		least = DatumGetFloat8(slot->tts_values[4]);
-		greatest = DatumGetFloat8(slot->tts_values[5]);
-		/* float8 orders NaN above +Infinity: the maximum shows either */
-		if (!(least >= 0.0) || isnan(greatest) || isinf(greatest))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("kmap_count: population weight must be a finite number at least 0, not %g",
-							least >= 0.0 ? greatest : least)));
-		population = DatumGetFloat8(slot->tts_values[2]);
-	}
-	else
-		population = (double) DatumGetInt64(slot->tts_values[1]);
+	if (slot->tts_isnull[0])
+		elog(ERROR, "%s: the grouped population scan returned a NULL key", state->funcname);
 	QidKeyToFingerprint(DatumGetUUIDP(slot->tts_values[0]), &fp);
 	entry = kmaphash_lookup(state->classes, fp);
 	if (entry != NULL)
 		entry->population += population;
+}
+
+/* Check that the grouped scan of a table read as both sides returns its QID and figures */
+static void
+SelfGroupStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	KmapState  *state = ((KmapReceiver *) self)->state;
+
+	KmapStartup(self, operation, typeinfo);
+	CheckGroupFigures(state, typeinfo, state->ncolumns);
+}
+
+/*
+ * One class of a table read as both release and population: its rows make
+ * the release class, its figures the population count
+ */
+static void
+SelfGroupRow(KmapState *state, TupleTableSlot *slot)
+{
+	KmapClass  *entry = ReleaseClass(state, slot);
+
+	entry->release_rows += ReleaseGroupRows(state, slot);
+	entry->population += GroupPopulation(state, slot, state->ncolumns);
 }
 
 /*
@@ -1066,8 +1192,8 @@ qidrisk_kmap_key_filter(PG_FUNCTION_ARGS)
 /*
  * Count the population into the release's classes from one row per
  * population class: SELECT qid_key(qid...), count(*) [, the weight's sum,
- * count, min, max] FROM population [WHERE the key passes the filter] GROUP BY
- * 1, run as the caller.
+ * whether its weights are all good] FROM population [WHERE the key passes the
+ * filter] GROUP BY 1, run as the caller.
  */
 static void
 CountPopulationGrouped(KmapState *state, const char *population_name,
@@ -1081,16 +1207,9 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT %s.qid_key(", quote_identifier(get_namespace_name(schema)));
 	AppendColumns(&query, population_names, state->ncolumns);
-	appendStringInfoString(&query, "), pg_catalog.count(*)");
+	appendStringInfoString(&query, ")");
 	state->weighted = weight_name != NULL;
-	if (state->weighted)
-	{
-		const char *w = quote_identifier(weight_name);
-
-		appendStringInfo(&query, ", pg_catalog.sum(%s::pg_catalog.float8), pg_catalog.count(%s), "
-						 "pg_catalog.min(%s::pg_catalog.float8), pg_catalog.max(%s::pg_catalog.float8)",
-						 w, w, w, w);
-	}
+	AppendGroupFigures(&query, weight_name);
 	appendStringInfo(&query, " FROM %s", population_name);
 	if (filter != NULL)
 	{
@@ -1102,11 +1221,9 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 		/* a row whose weight is bad passes, so that its error is raised */
 		if (state->weighted)
 		{
-			const char *w = quote_identifier(weight_name);
-
-			appendStringInfo(&query, " OR (%s::pg_catalog.float8 OPERATOR(pg_catalog.>=) 0::pg_catalog.float8 "
-							 "AND %s::pg_catalog.float8 OPERATOR(pg_catalog.<) 'Infinity'::pg_catalog.float8) IS NOT TRUE",
-							 w, w);
+			appendStringInfoString(&query, " OR ");
+			AppendWeightGood(&query, weight_name);
+			appendStringInfoString(&query, " IS NOT TRUE");
 		}
 		params = makeParamList(1);
 		params->numParams = 1;
@@ -1118,6 +1235,7 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 	appendStringInfoString(&query, " GROUP BY 1");
 
 	KmapScanWith(state, query.data, PopulationGroupRow, PopulationGroupStartup, params);
+	ReportBadWeight(state, population_name, weight_name);
 	if (filter != NULL)
 		pfree(filter);
 }
@@ -1391,8 +1509,18 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 
 	/* the release's classes (counted where its rows are, when distributed) */
 	state->release_grouped = KmapGrouped(release->relid);
+	if (state->release_grouped && population->relid == release->relid &&
+		SameColumns(state->names, population_names, state->ncolumns))
+	{
+		/* the release is the population (weighted_risk): one grouped read gives both */
+		state->weighted = weight_name != NULL;
+		KmapScanWith(state, ReleaseGroupedQuery(state, *release_name, weight_name),
+					 SelfGroupRow, SelfGroupStartup, NULL);
+		ReportBadWeight(state, *release_name, weight_name);
+		return state;
+	}
 	if (state->release_grouped)
-		KmapScan(state, ReleaseGroupedQuery(state, *release_name), ReleaseRow);
+		KmapScan(state, ReleaseGroupedQuery(state, *release_name, NULL), ReleaseRow);
 	else
 	{
 		initStringInfo(&query);

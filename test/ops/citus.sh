@@ -6,9 +6,12 @@
 # tree, and runs every documented aggregate form and table-level function on
 # a 200,000-row table distributed over 32 shards and on a reference copy,
 # asserting exact equality with a local copy; checks the plan shapes the page
-# describes (pushdown, row-gather, the co-location recipe), and bounds the
-# bytes the coordinator receives for the k-map and weighted-risk functions
-# (Citus's "Tuple data received from nodes", logged by auto_explain).
+# describes (pushdown, row-gather, the co-location recipe and
+# class_size_profile split over the shards of a table keyed by qid_key), and
+# bounds the bytes the coordinator receives for the k-map and weighted-risk
+# functions (Citus's "Tuple data received from nodes", logged by auto_explain)
+# and for class_size_profile; measures what a constant argument adds to a
+# row-gather.
 # Skips, saying why, when the Citus sources are absent (QIDRISK_CITUS_SOURCES,
 # see test/citus.sh) or no release supports this PostgreSQL.
 set -uo pipefail
@@ -168,6 +171,8 @@ same "approximate aggregates (a fixed sampling key), ungrouped" "SELECT $(approx
 same "approximate aggregates, grouped by the distribution column" \
 	"SELECT md5(string_agg(x::text, ',' ORDER BY region)) FROM (SELECT region, $(approx "$QID" "$KEY") FROM :T GROUP BY region) x"
 same "qid_key of every row" "SELECT md5(string_agg($KEYN::text, ',' ORDER BY id)) FROM :T"
+same "class_size_profile of the class sizes, and rows below 5 from it" \
+	"SELECT p::text, rows_below(p, 5) FROM (SELECT class_size_profile(n) AS p FROM (SELECT count(*) AS n FROM :T GROUP BY $QIDN) s) x"
 
 # kmap_pairs NAME SQL: SQL with :R and :P (release, population) gives on
 # distributed, reference and mixed pairs what it gives on the local tables
@@ -270,13 +275,16 @@ for line in sys.stdin:
     if re.search(r"Query: SELECT (?:(?! FROM ).)*\x27\\x", line): shard_constants += 1
 print("total %d constants %d" % (total, shard_constants))'
 }
-bound() { # NAME SQL LIMIT_BYTES
+bound() { # NAME SQL LIMIT_BYTES [DISTRIBUTED_STATEMENTS]
 	local out total constants
 	out=$(received "$2")
 	echo "$out" | grep '^#'
 	read -r _ total _ constants < <(echo "$out" | tail -1)
 	check "[ $total -gt 0 ] && [ $total -le $3 ]" "$1: the coordinator received $total bytes (bound $3)"
 	ok "$constants" 0 "$1: no shard query returns a constant with its rows"
+	if [ -n "${4:-}" ]; then
+		ok "$(echo "$out" | grep -c ' => ')" "$4" "$1: $4 distributed statement(s)"
+	fi
 }
 # The control: the single-node probe over a distributed population ships the
 # release's keys with every row (here a 5-row release against 5,000 rows)
@@ -296,26 +304,99 @@ ok "$filtered" 1 "the population is grouped by qid_key on the shards, only the r
 
 # The population rows the filter passes: the matching ones, and at most about
 # 5% of the others (two bits a key in 8 to 16 bits a release class); each comes
-# as at most one row of a 16-byte key and an 8-byte count (and 32 bytes of
-# weight figures) per class and shard, with PostgreSQL's tuple overhead
+# as at most one row of a 16-byte key and an 8-byte count (and 9 bytes of
+# weight figures: the sum and whether every weight is good) per class and
+# shard, as Citus counts the values it receives
 matching=$(q -c "SELECT sum(population_rows)::bigint FROM kmap_count('rel_local', 'pop_local', ARRAY['birth_year', 'sex', 'zip'])")
 passing=$((matching + 200000 / 20))
 echo "# $matching population rows match a release class; the filter passes about $passing"
 bound "kmap_count, local release, distributed population" \
 	"SELECT count(*) FROM kmap_count('rel_local', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'])" $((passing * 40))
 bound "kmap_count with a weight" \
-	"SELECT count(*) FROM kmap_count('rel_local', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'], 'weight')" $((passing * 72))
+	"SELECT count(*) FROM kmap_count('rel_local', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'], 'weight')" $((passing * 56))
 bound "kmap_count, both distributed" \
 	"SELECT count(*) FROM kmap_count('rel_dist', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'])" $((passing * 40 + 5000 * 60))
 bound "kmap_value" "SELECT kmap_value('rel_dist', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'])" $((passing * 40 + 5000 * 60))
 bound "kmap_rows_below" "SELECT kmap_rows_below('rel_local', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'], 3)" $((passing * 40))
 # kmap_row_counts returns every release row: those come to the coordinator too
 bound "kmap_row_counts" "SELECT count(*) FROM kmap_row_counts('rel_dist', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'])" $((passing * 40 + 5000 * 60 + 5000 * 200))
-# weighted_risk reads the table as release (grouped by the QID) and as
-# population (no filter: every class of the table is a release class), so one
-# row per class and shard for each of the 200,000 rows at most
-bound "weighted_risk" "SELECT count(*) FROM weighted_risk('pop_dist', ARRAY['birth_year', 'sex', 'zip'], 'weight')" $((200000 * (72 + 60)))
-bound "weighted_risk_summary" "SELECT * FROM weighted_risk_summary('pop_dist', ARRAY['birth_year', 'sex', 'zip'], 'weight')" $((200000 * (72 + 60)))
+# weighted_risk reads its table once, as release and population at the same
+# time: GROUP BY the QID, one row per class and shard holding it, with the
+# QID's values (4 + 1 + 5 bytes here), the row count, the weight's sum and
+# whether every weight is good (8 + 8 + 1 bytes)
+pairs=$(q -c "SELECT count(*) FROM (SELECT DISTINCT get_shard_id_for_distribution_column('pop_dist', region), $QID FROM pop_local) s")
+echo "# pop_dist holds $pairs (shard, class) pairs of ($QID)"
+bound "weighted_risk" "SELECT count(*) FROM weighted_risk('pop_dist', ARRAY['birth_year', 'sex', 'zip'], 'weight')" $((pairs * 32)) 1
+bound "weighted_risk_summary" "SELECT * FROM weighted_risk_summary('pop_dist', ARRAY['birth_year', 'sex', 'zip'], 'weight')" $((pairs * 32)) 1
+bound "weighted_risk without a weight" "SELECT count(*) FROM weighted_risk('pop_dist', ARRAY['birth_year', 'sex', 'zip'], NULL)" $((pairs * 22)) 1
+
+# class_size_profile over the table keyed by qid_key: each shard counts its
+# classes (whole there) and reduces their sizes to its partial state, a
+# bigint[] of (size, classes) pairs; the coordinator combines the shards'
+# states.  Every frequency figure comes from the profile.
+PROFILE="SELECT class_size_profile(n) AS p FROM (SELECT count(*) AS n FROM keyed GROUP BY qid) s"
+ok "$(q -c "SELECT (p).singletons, (p).classes, (p).k_anonymity, rows_below(p, 5), p::text FROM ($PROFILE) x")" \
+	"$(q -c "SELECT singleton_count($QID), class_count($QID), k_anonymity($QID), rows_below_k(5, $QID), class_profile($QID)::text FROM pop_local")" \
+	"keyed: class_size_profile's singletons, classes, k, rows below 5 and profile = the local aggregates"
+ok "$(q -c "SELECT string_agg(h::text, ',' ORDER BY h.class_size) FROM ($PROFILE) x, class_histogram(x.p) h")" \
+	"$(q -c "SELECT string_agg(h::text, ',' ORDER BY h.class_size) FROM (SELECT class_profile($QID) AS p FROM pop_local) x, class_histogram(x.p) h")" \
+	"keyed: class_histogram of class_size_profile = of the local class_profile"
+p=$(plan "$PROFILE")
+echo "$p" | grep -m1 "Query:" | cut -c1-220 | sed 's/^/#   shard query: /'
+# Citus 13 splits the aggregate with worker_partial_agg / coord_combine_agg,
+# the state as text; Citus 14 with worker_binary_partial_agg /
+# coord_binary_combine_agg, the state in its binary form (bytea) when the
+# state type has one, as bigint[] has
+if echo "$p" | grep -q "worker_binary_partial_agg("; then
+	split=binary partial=worker_binary_partial_agg combine=coord_binary_combine_agg
+	state_bytes=$((2 * 12)) # an int8 array element: its 4-byte length and 8 bytes
+else
+	split=text partial=worker_partial_agg combine=coord_combine_agg
+	state_bytes=$((2 * 21)) # 20 digits and a comma
+fi
+case "$CITUS_VERSION" in
+13.*) expect=text ;;
+*) expect=binary ;;
+esac
+ok "$split" "$expect" "keyed: Citus $CITUS_VERSION sends the shards' states as $expect ($partial)"
+check 'echo "$p" | head -3 | grep -q "$combine("' \
+	"keyed: the coordinator combines the shards' states ($combine)"
+check 'echo "$p" | grep -q "Query: SELECT $partial(.*class_size_profile.* FROM (SELECT count(\*) AS n FROM public.keyed_[0-9]* keyed GROUP BY keyed.qid) s"' \
+	"keyed: each shard runs the GROUP BY qid and $partial of class_size_profile"
+# What the shards send is each one's state, measured by running that shard
+# query on every shard (on Citus 13 EXPLAIN ANALYZE cannot run it, below)
+sizes=$(q -c "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n FROM pop_local GROUP BY $QID) s")
+read -r sent shards < <(q -F ' ' -c "SELECT sum(result::bigint), count(*) FROM run_command_on_shards('keyed',
+	\$\$SELECT octet_length($partial('public.class_size_profile(bigint)'::pg_catalog.regprocedure, n)::text)
+	FROM (SELECT count(*) AS n FROM %s GROUP BY qid) s\$\$)")
+if [ "$split" = binary ]; then
+	# the bytea as text is its hex form: 2 characters a byte, and \x
+	sent=$(((sent - 2 * shards) / 2))
+fi
+bound_state=$((shards * (64 + sizes * state_bytes)))
+echo "# $sizes distinct class sizes; the $shards shards send $sent bytes of state"
+check "[ $shards -eq 32 ] && [ $sent -gt 0 ] && [ $sent -le $bound_state ]" \
+	"keyed: the shards send at most $state_bytes bytes per distinct size, and a header ($sent bytes, bound $bound_state)"
+if [ "$split" = text ]; then
+	refused=$(q -c "EXPLAIN (ANALYZE) $PROFILE" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
+	check '[ -n "$refused" ]' "Citus $CITUS_VERSION cannot EXPLAIN ANALYZE an aggregate it splits with worker_partial_agg ($refused)"
+else
+	# what the coordinator receives, as for the functions above: the states
+	# and the protocol's per-row framing
+	bound "keyed: class_size_profile (EXPLAIN ANALYZE runs on Citus $CITUS_VERSION)" "$PROFILE" $((bound_state * 2)) 1
+fi
+
+# A constant argument of an ungrouped aggregate (rows_below_k's k) travels
+# with every row that a row-gather ships; rows_below of class_profile does not
+consts=()
+for call in "singleton_count($QID)" "rows_below_k(5, $QID)" "rows_below(class_profile($QID), 5)"; do
+	got=$(received "SELECT $call FROM pop_dist" | tail -1 | cut -d' ' -f2)
+	consts+=("$got")
+	echo "# SELECT $call FROM pop_dist: $got bytes received; shard query: $(plan "SELECT $call FROM pop_dist" | grep -m1 "Query:" | sed 's/^ *//')"
+done
+check "[ ${consts[1]} -gt $((consts[0] + 200000 * 3 / 2)) ]" \
+	"rows_below_k(5, ...) ungrouped receives more than singleton_count (the constant with each of the 200,000 rows)"
+check "[ ${consts[2]} -le ${consts[0]} ]" "rows_below(class_profile(...), 5) receives no more than singleton_count"
 
 echo "1..$n"
 echo "# citus.sh: $(($(date +%s) - started)) s in all"

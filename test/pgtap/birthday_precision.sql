@@ -12,7 +12,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(12);
+SELECT plan(14);
 
 CREATE TEMP TABLE uniform_10000 AS SELECT i AS v FROM generate_series(1, 10000) i;
 CREATE TEMP TABLE weighted_3000 AS SELECT i AS v, (1 + i % 7)::float8 AS w FROM generate_series(1, 3000) i;
@@ -43,6 +43,14 @@ SELECT ok(pg_temp.close(birthday_uniqueness_exact(900, v, w), 4.6476519711838825
 FROM weighted_3000;
 SELECT ok(pg_temp.close(birthday_uniqueness_exact(1200, v, w), 2.0449914412371287e-151), 'weighted: k = 1200')
 FROM weighted_3000;
+-- values of weight 1e-200 first: levels far apart, whose exponents the
+-- recurrence raises (a sign error there once gave 1 for the first)
+SELECT ok(pg_temp.close(birthday_uniqueness_exact(60, i, CASE WHEN i <= 50 THEN 1e-200 ELSE 1 END), 6.4976991910578228e-18),
+		  '50 values of weight 1e-200, then 70 of weight 1: k = 60')
+FROM generate_series(1, 120) i;
+SELECT ok(pg_temp.close(birthday_uniqueness_exact(30, i, CASE WHEN i <= 20 THEN 1e-200 ELSE 1 END), 0.0019008736051534057),
+		  '20 values of weight 1e-200, then 80 of weight 1: k = 30')
+FROM generate_series(1, 100) i;
 -- the largest k whose probability is at least 1e-100 lies between 900 and 1200
 SELECT ok(birthday_uniqueness_exact(k, v, w) >= 1e-100 AND birthday_uniqueness_exact(k + 1, v, w) < 1e-100,
 		  'weighted: birthday_max_k_exact(1e-100) is the boundary')

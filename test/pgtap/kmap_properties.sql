@@ -12,7 +12,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(5 * 8 + 3 * 8 + 3 + 1 + 9 + 6 + 28 + 2);
+SELECT plan(5 * 8 + 3 * 8 + 3 + 1 + 9 + 3 * 4 + 1 + 6 + 31 + 2);
 
 CREATE COLLATION pg_temp.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -260,6 +260,47 @@ SELECT ok((SELECT bool_and(individual_risk(f, f / p, 'exact') BETWEEN p / f AND 
 		   FROM (SELECT generate_series(1, 130) UNION ALL SELECT 1000000000) AS g(f), unnest(ARRAY[1e-9, 0.001, 0.3, 0.5, 0.51, 0.8, 0.999999]) p),
 		  'individual_risk (exact) lies between p/f and 1/f');
 
+-- A table read as both release and population (weighted_risk, and kmap_* of a
+-- table against itself) is read once when grouped (a distributed table's
+-- scan): every row of the answer equals the probe's, NULLs, ties, a
+-- case-insensitive collation, decimal weights and bad weights included
+CREATE FUNCTION pg_temp.rows_under(scan text, query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+BEGIN
+	PERFORM set_config('qidrisk.kmap_population_scan', scan, true);
+	EXECUTE format('SELECT count(*) || %L || coalesce(string_agg(x::text, %L ORDER BY x::text), %L) FROM (%s) x',
+				   ' rows: ', ';', '', query) INTO result;
+	PERFORM set_config('qidrisk.kmap_population_scan', 'auto', true);
+	RETURN result;
+END
+$$;
+CREATE FUNCTION pg_temp.self_scans_agree(seed float8, npopulation integer) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	query text;
+	label text;
+BEGIN
+	PERFORM pg_temp.make_tables(seed, 30, npopulation);
+	FOR query, label IN VALUES
+		($q$SELECT * FROM weighted_risk('pop', ARRAY['pa', 'pb', 'pc'], 'pw')$q$, 'weighted_risk, decimal weights'),
+		($q$SELECT * FROM weighted_risk('pop', ARRAY['pb', 'pd'], NULL, 'exact')$q$, 'weighted_risk, no weight, exact'),
+		($q$SELECT * FROM weighted_risk_summary('pop', ARRAY['pa', 'pb', 'pc', 'pd'], 'pw', 'exact')$q$, 'weighted_risk_summary'),
+		($q$SELECT * FROM kmap_row_counts('pop', 'pop', ARRAY['pc', 'pb'], 'pw')$q$, 'kmap_row_counts of a table against itself')
+	LOOP
+		RETURN NEXT is(pg_temp.rows_under('grouped', query), pg_temp.rows_under('probe', query),
+					   format('seed %s, %s rows: %s, grouped (one read) = probe', seed, npopulation, label));
+	END LOOP;
+END
+$$;
+SELECT pg_temp.self_scans_agree(0.12, 3000);
+SELECT pg_temp.self_scans_agree(0.34, 20000);
+SELECT pg_temp.self_scans_agree(-0.56, 0);
+SELECT pg_temp.make_tables(0.78, 30, 500);
+SELECT isnt(pg_temp.rows_under('grouped', $$SELECT * FROM weighted_risk('pop', ARRAY['pa'], 'pw')$$), '0 rows: ',
+			'the comparisons above compare rows (the last table is empty)');
+
 -- Row-level security and privileges on both tables
 CREATE TABLE sec_rel (zip text, age int, owner text);
 CREATE TABLE sec_pop (zip text, age int, owner text);
@@ -324,6 +365,11 @@ SELECT throws_ok($$SELECT * FROM kmap_count('wide', 'wide', ARRAY['a'], 'w')$$, 
 SELECT throws_ok($$SELECT * FROM kmap_count('wide', 'negw', ARRAY['a'], 'w')$$, '22023', NULL, 'negative weight on a row that matches no release class');
 SELECT throws_ok($$SELECT * FROM kmap_count('wide', 'nullw', ARRAY['a'], 'w')$$, '22004', NULL, 'NULL weight');
 SELECT throws_ok($$SELECT * FROM kmap_count('nanw', 'nanw', ARRAY['a'], 'w')$$, '22023', NULL, 'NaN weight');
+SET LOCAL qidrisk.kmap_population_scan = grouped;
+SELECT throws_ok($$SELECT * FROM weighted_risk('negw', ARRAY['a'], 'w')$$, '22023', NULL, 'grouped, one read: negative weight');
+SELECT throws_ok($$SELECT * FROM weighted_risk('nanw', ARRAY['a'], 'w')$$, '22023', NULL, 'grouped, one read: NaN weight');
+SELECT throws_ok($$SELECT * FROM weighted_risk('nullw', ARRAY['a'], 'w')$$, '22004', NULL, 'grouped, one read: NULL weight');
+SET LOCAL qidrisk.kmap_population_scan = DEFAULT;
 SELECT throws_ok($$SELECT * FROM kmap_count('rel', 'pop', ARRAY['a', 'c'], NULL, ARRAY['pa'])$$, '2202E', NULL, 'population_qid of another length');
 SELECT throws_ok($$SELECT * FROM kmap_count('rel', 'pop', ARRAY['a', NULL])$$, '22004', NULL, 'NULL in qid');
 SELECT throws_ok($$SELECT * FROM kmap_count('rel', 'pop', ARRAY[]::text[])$$, '22023', NULL, 'empty qid');

@@ -40,3 +40,8 @@ if __name__ == '__main__':
     ws = [1 + i % 7 for i in range(1, 3001)]
     for k, v in sorted(weighted([200, 600, 900, 1200], ws).items()):
         print('weighted 3000', k, '%.17g' % float(v) if v > mp.mpf('1e-300') else mp.nstr(v, 17))
+    # n0 values of weight 1e-200 before the others of weight 1: the young
+    # levels sit far below the older ones, so their exponents are raised
+    for k, n, n0 in ((60, 120, 50), (30, 100, 20)):
+        ws = [mp.mpf('1e-200') if i < n0 else 1 for i in range(n)]
+        print('tiny first', k, n, n0, '%.17g' % float(weighted([k], ws)[k]))

@@ -102,3 +102,13 @@ SELECT class_count(x) FROM (VALUES ('{1,2}'::int[]), ('{{1},{2}}'), ('[0:1]={1,2
 -- columns under a non-deterministic or conflicting collation are refused
 SELECT class_count(x, y) OVER () FROM names LIMIT 1;
 SELECT class_count(x) OVER () FROM names LIMIT 1;
+
+-- class_size_profile: the profile from class sizes (one row per class), as on
+-- a table distributed by a key; NULL sizes ignored; a size below 1 refused
+SELECT (class_size_profile(n)).* FROM (SELECT count(*) AS n FROM people GROUP BY birth_year, sex, zip) s;
+SELECT (SELECT class_size_profile(n) FROM (SELECT count(*) AS n FROM people GROUP BY birth_year, sex, zip) s)::text
+	= (SELECT class_profile(birth_year, sex, zip) FROM people)::text AS same;
+SELECT class_size_profile(n) FROM (VALUES (2), (NULL), (1)) v(n);
+SELECT class_size_profile(n) FROM (VALUES (2), (0)) v(n);
+SELECT class_size_profile(n) FROM (VALUES (9223372036854775807), (1)) v(n);
+SELECT qidrisk_class_size_profile_final('{2,1,1,1}');
