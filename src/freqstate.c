@@ -1504,9 +1504,12 @@ Partition(FreqState *state)
 	}
 }
 
-/* Create an empty state in context, sized for about nclasses classes */
-FreqState *
-FreqStateCreate(MemoryContext context, Size nclasses)
+/*
+ * Create an empty state in context, sized for about nclasses classes, or
+ * partitioned from the start
+ */
+static FreqState *
+CreateState(MemoryContext context, Size nclasses, bool partitioned)
 {
 	FreqState  *state = MemoryContextAllocZero(context, sizeof(FreqState));
 
@@ -1515,12 +1518,19 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	state->memory = sizeof(FreqState);
 	state->held_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
 	state->spill = qidrisk_spill && state->budget >= MIN_SPILL_BUDGET;
-	if (nclasses > PARTITION_AFTER_CLASSES ||
+	if (partitioned || nclasses > PARTITION_AFTER_CLASSES ||
 		(state->spill && TableBytesFor(Max(nclasses, 64)) > state->budget / 2))
 		Partition(state);
 	else
 		state->single = CreateTable(state, Max(nclasses, 64));
 	return state;
+}
+
+/* Create an empty state in context, sized for about nclasses classes */
+FreqState *
+FreqStateCreate(MemoryContext context, Size nclasses)
+{
+	return CreateState(context, nclasses, false);
 }
 
 /* Add count rows of class fp to the single table, which may partition or spill */
@@ -3280,8 +3290,7 @@ AttachWorkerFile(FreqState *state, const FileReference *reference, MemoryContext
 	MemoryContextRegisterResetCallback(state->context, &state->encoded_file->close);
 	if (FileSize(file) != handover->length)
 		FreqStateCorrupt("The state's file does not have the length its message says.");
-	if (state->single != NULL)
-		Partition(state);
+	Assert(state->single == NULL);
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		FreqPartition *partition = &state->parts[p];
@@ -3348,7 +3357,12 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
 		(double) (buf.len - buf.cursor) != (double) nclasses * SERIALIZED_CLASS_BYTES)
 		FreqStateCorrupt("The state's length does not match its number of classes.");
 
-	state = FreqStateCreate(context, (Size) nclasses);
+	/*
+	 * A worker's file holds a partitioned state, whose classes are read
+	 * partition by partition: so is the state that reads them, whatever
+	 * its class count would suggest (the worker decided by its own memory)
+	 */
+	state = CreateState(context, (Size) nclasses, encoding == ENCODING_FILE);
 	state->private_copy = true;
 	running_rows = 0;
 	state->has_param = (has_param == 1);

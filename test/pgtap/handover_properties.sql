@@ -6,8 +6,10 @@
 -- parallel plans with and without the leader's own (lent) state, at the
 -- default budget (the files' classes merged straight from the files), at 3MB
 -- (decoded from the files into arrays, or spilled) and at 512kB (spilled
--- states through files as well).  The files went through
--- the leader's file set and none is left.
+-- states through files as well).  Then class counts that a worker's state
+-- partitions at while the leader, from the count alone, would keep one
+-- table (39,000 to 59,000 classes at 4MB, 59,000 to 65,536 at 8MB).  The
+-- files went through the leader's file set and none is left.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
@@ -16,8 +18,9 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
 -- 3 seeds x 2 leader modes x 3 budgets x 4 subsets x 2 checks, a plan check
--- per seed, and the file set checks
-SELECT plan(3 * 2 * 3 * 4 * 2 + 3 + 2);
+-- per seed, 6 class counts x 2 leader modes x 2 subsets x 2 checks, and the
+-- file set checks
+SELECT plan(3 * 2 * 3 * 4 * 2 + 3 + 6 * 2 * 2 * 2 + 2);
 
 \ir parallel_plans.psql
 
@@ -143,6 +146,52 @@ END
 $$;
 
 SELECT * FROM pg_temp.run_all();
+
+-- Each worker sees nearly every one of m classes (each recurs nrows / m
+-- times, spread over the table), so its state's size is known in advance;
+-- of m distinct rows, each worker sees about half
+CREATE FUNCTION pg_temp.run_borders() RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	budget text;
+	m integer;
+	nrows integer;
+	leader text;
+	subset text;
+	serial text;
+	parallel text;
+	reference text;
+BEGIN
+	FOR budget, m, nrows IN VALUES ('4MB', 40000, 400000), ('4MB', 50000, 400000),
+		('4MB', 58000, 400000), ('4MB', 100000, 100000), ('8MB', 61000, 400000),
+		('8MB', 64000, 400000) LOOP
+		DROP TABLE IF EXISTS r;
+		CREATE TABLE r AS
+		SELECT i % m AS c_int, (i % m % 5)::text AS c_text FROM generate_series(1, nrows) i;
+		ANALYZE r;
+		FOREACH leader IN ARRAY ARRAY['off', 'on'] LOOP
+			FOREACH subset IN ARRAY ARRAY['c_int', 'c_int,c_text'] LOOP
+				PERFORM set_config('qidrisk.max_state_memory', budget, true);
+				PERFORM pg_temp.force_parallel_plans();
+				PERFORM set_config('parallel_leader_participation', leader, true);
+				parallel := pg_temp.ours(subset);
+				PERFORM pg_temp.serial_plans();
+				RESET qidrisk.max_state_memory;
+				serial := pg_temp.ours(subset);
+				reference := pg_temp.reference(subset);
+				RETURN NEXT is(parallel, serial,
+							   format('%s classes of %s rows, leader %s, budget %s, {%s}: parallel = serial',
+									  m, nrows, leader, budget, subset));
+				RETURN NEXT is(parallel, reference,
+							   format('%s classes of %s rows, leader %s, budget %s, {%s}: parallel = GROUP BY',
+									  m, nrows, leader, budget, subset));
+			END LOOP;
+		END LOOP;
+	END LOOP;
+END
+$$;
+
+SELECT * FROM pg_temp.run_borders();
 
 -- the workers' files went through this backend's file set, which holds no
 -- file now (its directory goes at the end of the transaction)
