@@ -39,12 +39,14 @@
 
 #include <math.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/tablespace.h"
 #include "common/pg_prng.h"
 #include "lib/ilist.h"
-#include "commands/tablespace.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
@@ -3135,30 +3137,32 @@ typedef struct HandoverFile
 
 /*
  * A file the leader has read, deleted when the memory context of the
- * aggregate that read it is reset (at the end of the query, or on a
- * rescan): a state shared by several aggregates is written once, and the
- * finalize may read it for each of them.  On error the end of the
- * transaction deletes it (FreqStateRemoveHandoverFiles).
+ * aggregate that read it is reset (at the end of the query, on a rescan,
+ * or when an error aborts the (sub)transaction): a state shared by several
+ * aggregates is written once, and the finalize may read it for each of
+ * them.  The subtransaction that read it is kept, so that the end of a
+ * subtransaction deletes no file a (sub)transaction still running reads
+ * (FreqStateRemoveHandoverFiles).
  */
 typedef struct ReadFile
 {
 	dlist_node	node;
 	HandoverFile handover;
+	SubTransactionId subid;
 	MemoryContextCallback delete;
 } ReadFile;
 
 /* The files read and not yet deleted */
 static dlist_head read_files = DLIST_STATIC_INIT(read_files);
 
-/* Memory context reset callback: delete a file read */
+/* Memory context reset callback: delete a file read, also during an abort */
 static void
 DeleteReadFile(void *arg)
 {
 	ReadFile   *read = (ReadFile *) arg;
 
 	dlist_delete(&read->node);
-	if (IsTransactionState())
-		(void) FileSetDelete(&read->handover.fileset, read->handover.name, false);
+	(void) FileSetDelete(&read->handover.fileset, read->handover.name, false);
 }
 
 /* Have a file read deleted with context, unless it is already to be */
@@ -3176,6 +3180,7 @@ DeleteWithContext(MemoryContext context, const HandoverFile *handover)
 	}
 	read = MemoryContextAlloc(context, sizeof(ReadFile));
 	read->handover = *handover;
+	read->subid = GetCurrentSubTransactionId();
 	read->delete.func = DeleteReadFile;
 	read->delete.arg = read;
 	MemoryContextRegisterResetCallback(context, &read->delete);
@@ -3513,26 +3518,97 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	return pq_endtypsend(&buf);
 }
 
+/* The directory of this process's hand-over file set in a tablespace (as FileSetPath) */
+static void
+HandoverDirectory(char *path, Oid tablespace)
+{
+	char		tempdir[MAXPGPATH];
+
+	TempTablespacePath(tempdir, tablespace);
+	snprintf(path, MAXPGPATH, "%s/%s%lu.%u.fileset", tempdir, PG_TEMP_FILE_PREFIX,
+			 (unsigned long) MyProcPid, HANDOVER_FILESET_NUMBER);
+}
+
+/* Whether a (sub)transaction older than aborted, which goes on, has read the file name */
+static bool
+ReadBefore(const char *name, SubTransactionId aborted)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &read_files)
+	{
+		ReadFile   *read = dlist_container(ReadFile, node, iter.cur);
+
+		if (read->subid < aborted && strcmp(read->handover.name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
- * Delete whatever parallel workers left for this process to read and it did
- * not (a statement that failed first), in its database's tablespace and the
- * temporary tablespaces of the transaction: at the end of every transaction
- * of a process that has led parallel workers (one stat of a directory each).
+ * Delete the files of a hand-over directory but those that (sub)transactions
+ * older than aborted have read, and the directory if it is then empty
+ */
+static void
+SweepHandoverDirectory(const char *path, SubTransactionId aborted)
+{
+	struct stat st;
+	DIR		   *dir;
+	struct dirent *de;
+	bool		kept = false;
+
+	if (stat(path, &st) != 0)
+		return;
+	dir = AllocateDir(path);
+	while ((de = ReadDirExtended(dir, path, LOG)) != NULL)
+	{
+		char		file[MAXPGPATH];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (ReadBefore(de->d_name, aborted))
+		{
+			kept = true;
+			continue;
+		}
+		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+		(void) PathNameDeleteTemporaryFile(file, false);
+	}
+	FreeDir(dir);
+	if (!kept && rmdir(path) != 0 && errno != ENOENT && errno != ENOTEMPTY)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not remove directory \"%s\": %m", path)));
+}
+
+/*
+ * Delete what parallel workers left for this process and it did not read or
+ * has read (a statement that failed, or that succeeded in a transaction
+ * now ending), with the directories: at the end of every transaction of a
+ * process that has led parallel workers (aborted: InvalidSubTransactionId),
+ * and when one of its subtransactions is rolled back, while none of its
+ * parallel queries runs (aborted: that subtransaction; files that older
+ * subtransactions read stay).  In every tablespace: the workers placed
+ * their files by the temp_tablespaces of their query, which may have
+ * changed since and cannot be looked up during an abort; a stat of one
+ * directory for each tablespace.
  */
 void
-FreqStateRemoveHandoverFiles(void)
+FreqStateRemoveHandoverFiles(SubTransactionId aborted)
 {
-	FileSet		fileset;
+	char		path[MAXPGPATH];
+	DIR		   *dir;
+	struct dirent *de;
 
-	fileset.creator_pid = MyProcPid;
-	fileset.number = HANDOVER_FILESET_NUMBER;
-	fileset.tablespaces[0] = MyDatabaseTableSpace;
-	fileset.ntablespaces = 1;
-	if (TempTablespacesAreSet())
-		fileset.ntablespaces +=
-			GetTempTablespaces(&fileset.tablespaces[1], lengthof(fileset.tablespaces) - 1);
-	for (int i = 1; i < fileset.ntablespaces; i++)
-		if (!OidIsValid(fileset.tablespaces[i]))
-			fileset.tablespaces[i] = MyDatabaseTableSpace;
-	FileSetDeleteAll(&fileset);
+	HandoverDirectory(path, DEFAULTTABLESPACE_OID);
+	SweepHandoverDirectory(path, aborted);
+	dir = AllocateDir("pg_tblspc");
+	while ((de = ReadDirExtended(dir, "pg_tblspc", LOG)) != NULL)
+	{
+		if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		HandoverDirectory(path, atooid(de->d_name));
+		SweepHandoverDirectory(path, aborted);
+	}
+	FreeDir(dir);
 }

@@ -77,15 +77,46 @@ FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state)
 	return FreqStateSerialize(state);
 }
 
+/* Whether this process has led parallel workers, which may have left it files */
+static bool
+LedParallelWorkers(void)
+{
+	return MyProc != NULL && MyProc->lockGroupLeader == MyProc;
+}
+
 /*
  * Transaction callback: at its end, a process that has led parallel
- * workers deletes what they left for it and it did not read
+ * workers deletes what they left for it
  */
-void
-QidHandoverAtTransactionEnd(XactEvent event, void *arg pg_attribute_unused())
+static void
+AtTransactionEnd(XactEvent event, void *arg pg_attribute_unused())
 {
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		 event == XACT_EVENT_PREPARE) &&
-		MyProc != NULL && MyProc->lockGroupLeader == MyProc)
-		FreqStateRemoveHandoverFiles();
+		 event == XACT_EVENT_PREPARE) && LedParallelWorkers())
+		FreqStateRemoveHandoverFiles(InvalidSubTransactionId);
+}
+
+/*
+ * Subtransaction callback: a rolled-back subtransaction's parallel queries
+ * (their workers have exited) leave nothing behind, so that a loop of
+ * failing exception blocks does not pile files up.  While a parallel query
+ * of an enclosing level runs, its workers' files cannot be told apart and
+ * stay to the end of the transaction.
+ */
+static void
+AtSubTransactionEnd(SubXactEvent event, SubTransactionId subid,
+					SubTransactionId parent pg_attribute_unused(),
+					void *arg pg_attribute_unused())
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && LedParallelWorkers() &&
+		!ParallelContextActive())
+		FreqStateRemoveHandoverFiles(subid);
+}
+
+/* Have a parallel leader delete the hand-over files at the end of (sub)transactions */
+void
+QidHandoverRegisterCallbacks(void)
+{
+	RegisterXactCallback(AtTransactionEnd, NULL);
+	RegisterSubXactCallback(AtSubTransactionEnd, NULL);
 }

@@ -77,8 +77,8 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("qidrisk");
-	/* a parallel leader deletes the hand-over files it did not read */
-	RegisterXactCallback(QidHandoverAtTransactionEnd, NULL);
+	/* a parallel leader deletes the hand-over files a failed statement left */
+	QidHandoverRegisterCallbacks();
 }
 
 /* Bytes one frequency state may occupy */

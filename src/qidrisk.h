@@ -15,7 +15,6 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
-#include "access/xact.h"
 #include "utils/sortsupport.h"
 
 /* Format version written at the head of every serialized state */
@@ -303,11 +302,11 @@ extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 extern bytea *FreqStateLend(FreqState *state);
 pg_noreturn extern void FreqStateCorrupt(const char *detail);
 extern bytea *FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start);
-extern void FreqStateRemoveHandoverFiles(void);
+extern void FreqStateRemoveHandoverFiles(SubTransactionId aborted);
 
 /* handover.c: passing partial states from a parallel query's partial to its finalize */
 extern bytea *FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state);
-extern void QidHandoverAtTransactionEnd(XactEvent event, void *arg);
+extern void QidHandoverRegisterCallbacks(void);
 
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
