@@ -3422,20 +3422,22 @@ FreqStateDeserialize(MemoryContext context, bytea *bytes)
  * Send a parallel worker's state to its leader through a temporary file
  * instead of the tuple queue: the classes in the ascending encoding go to a
  * new file of the leader's file set (HandoverFileSet), written through a
- * small buffer, and the message names the file and holds the header.  The
- * leader reads the file into memory with large reads and deletes it at the
- * end of the query (FreqStateDeserialize); a file a failed statement left is
- * deleted at the end of the leader's transaction
+ * buffer, and the message names the file, says where each partition starts
+ * and what it holds, and holds the header.  The leader reads nothing in
+ * advance: its merges read each partition from the file through a window
+ * as they need it (AttachWorkerFile), and it deletes the file at the end
+ * of the query; a file a failed statement left is deleted when its
+ * subtransaction is rolled back or at the end of the leader's transaction
  * (FreqStateRemoveHandoverFiles).  A state shared by several aggregates is
- * written once, and the same message returned for each.  The
- * classes cross once as file writes and reads, which cost far less than
- * writing and then mapping the same bytes as shared memory, a small page at
- * a time.  Returns NULL for a state that is not partitioned, has spilled or
- * received states, or whose encoding could take less than
- * HANDOVER_FROM_BYTES or more than the memory budget, a message's limit or
- * temp_file_limit: that is serialized as usual.  The caller guarantees that
- * the message goes to the leader's finalize aggregate in this statement
- * (see FreqStateHandOver).
+ * written once, and the same message returned for each.  The classes cross
+ * once as file writes and reads, which cost far less than writing and then
+ * mapping the same bytes as shared memory, a small page at a time.  A
+ * spilled state streams its runs into the file, which is bounded by no
+ * budget or message size.  Returns NULL for a state that is not
+ * partitioned, whose encoding could take less than HANDOVER_FROM_BYTES, or
+ * when temp_file_limit is set: that is serialized as usual.  The caller
+ * guarantees that the message goes to the leader's finalize aggregate in
+ * this statement (see FreqStateHandOver).
  */
 bytea *
 FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
@@ -3444,12 +3446,20 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	HandoverFile handover;
 	AscendingWriter writer = MEMORY_WRITER;
 	StringInfoData buf;
-	double		bound;
 	bool		arrays_only;
 
 	/* a state shared by several aggregates is written once */
 	if (state->sent != NULL)
 		return (bytea *) pg_detoast_datum_copy((struct varlena *) state->sent);
+
+	/*
+	 * Under temp_file_limit the file would have to fit beside the temporary
+	 * files this process already has open (its spilled runs, other nodes'
+	 * files), which fd.c does not tell: past the limit the write would fail
+	 * where the tuple queue does not
+	 */
+	if (temp_file_limit >= 0)
+		return NULL;
 	FlushHeldRows(state);
 	if (state->single != NULL || state->windowed)
 		return NULL;
@@ -3460,14 +3470,9 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	arrays_only = state->attached == NULL && !HasRuns(state) && !Undecoded(state);
 	if (arrays_only)
 	{
-		bound = AscendingBound(state);
-		if (bound < HANDOVER_FROM_BYTES ||
-			(temp_file_limit >= 0 && bound / 1024.0 > (double) temp_file_limit))
+		if (AscendingBound(state) < HANDOVER_FROM_BYTES)
 			return NULL;
 	}
-	/* a spilled state's runs take about as much room again */
-	else if (temp_file_limit >= 0)
-		return NULL;
 	else
 		DrainBuffers(state);
 

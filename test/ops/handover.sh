@@ -41,7 +41,7 @@ CREATE AGGREGATE failing(integer) (sfunc = int4pl, stype = integer, initcond = '
 	combinefunc = fail_combine, parallel = safe);
 SQL
 
-echo "1..22"
+echo "1..24"
 version=$(q -d $DB -c "SHOW server_version")
 expected=$(q -d $DB -c "SET max_parallel_workers_per_gather = 0" \
 	-c "SELECT count(*) FILTER (WHERE n = 1) FROM (SELECT count(*) AS n FROM received GROUP BY a, b) c")
@@ -64,6 +64,12 @@ ok "$(echo "$out" | grep -cE 'Workers Launched: [1-9]')" 1 "PostgreSQL $version:
 ok "$(echo "$out" | grep -c 'qidrisk: a parallel worker hands over its partial state in a temporary file' | sed 's/^[1-9][0-9]*$/some/')" \
 	some "PostgreSQL $version: workers leave their states in temporary files"
 ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: the answer read from the files equals GROUP BY's"
+# under temp_file_limit, which the other temporary files of a worker share, the
+# states go through the tuple queue
+out=$(run "SET parallel_leader_participation = off; SET temp_file_limit = '1GB';")
+ok "$(echo "$out" | grep -c 'qidrisk: a parallel worker hands over its partial state in a temporary file')" 0 \
+	"PostgreSQL $version: under temp_file_limit the workers hand over no file"
+ok "$(echo "$out" | sed -n 's/^answer //p')" "$expected" "PostgreSQL $version: under temp_file_limit the answer equals GROUP BY's"
 # no worker may start: the leader runs the partial aggregate below its Gather alone
 out=$(run "SET max_parallel_workers = 0;")
 ok "$(echo "$out" | grep -cE 'Partial Aggregate')" 1 "PostgreSQL $version: the leader runs a partial aggregate"
