@@ -45,6 +45,7 @@
 #include "access/xact.h"
 #include "catalog/pg_tablespace_d.h"
 #include "commands/tablespace.h"
+#include "common/int.h"
 #include "common/pg_prng.h"
 #include "lib/ilist.h"
 #include "libpq/pqformat.h"
@@ -152,6 +153,9 @@
 
 /* Most bytes a class takes in the ascending encoding: tag, gap, low half, size */
 #define MAX_ASCENDING_CLASS_BYTES (1 + 2 * sizeof(uint64) + MAX_VARINT_BYTES)
+
+/* Fewest: the tag and the low half */
+#define MIN_ASCENDING_CLASS_BYTES (1 + sizeof(uint64))
 
 /* Largest class size the tag byte of the ascending encoding holds itself */
 #define TAG_MAX_COUNT 15
@@ -344,6 +348,20 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 	state->rows += count;
 }
 
+/* Most classes one array may hold: its bytes, rounded up to pages, stay far from wrapping */
+#define MAX_CLASS_CAPACITY ((int64) (MaxAllocHugeSize / sizeof(CountedClass)))
+
+/* Stop with an error for an array of more classes than can be addressed */
+static void
+ReportTooManyClasses(int64 nclasses)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("qidrisk frequency state too large"),
+			 errdetail("An array of " INT64_FORMAT " classes was requested; one holds at most "
+					   INT64_FORMAT ".", nclasses, MAX_CLASS_CAPACITY)));
+}
+
 /* The capacity GrowArray grows an array of capacity to for needed elements */
 static int64
 GrownCapacity(int64 capacity, int64 needed)
@@ -352,6 +370,8 @@ GrownCapacity(int64 capacity, int64 needed)
 
 	if (needed <= capacity)
 		return capacity;
+	if (needed > MAX_CLASS_CAPACITY)
+		ReportTooManyClasses(needed);
 	while (new_capacity < needed)
 		new_capacity *= 2;
 	return new_capacity;
@@ -388,6 +408,9 @@ MappedBytes(int64 capacity)
 {
 	Size		page = (Size) sysconf(_SC_PAGESIZE);
 
+	/* a count read from a message must not wrap the size around */
+	if (capacity < 0 || capacity > MAX_CLASS_CAPACITY)
+		ReportTooManyClasses(capacity);
 	return ((Size) capacity * sizeof(CountedClass) + page - 1) / page * page;
 }
 
@@ -510,8 +533,12 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 
 	if (needed <= partition->capacity)
 		return;
+	/* doubling stays below INT64_MAX up to the largest array */
+	if (needed > MAX_CLASS_CAPACITY)
+		ReportTooManyClasses(needed);
 	while (capacity < needed)
 		capacity *= 2;
+	capacity = Min(capacity, MAX_CLASS_CAPACITY);
 	new_bytes = MappedBytes(capacity);
 	/* a state that may spill grows only as far as it must near its budget */
 	if (SpillAllowed(state) &&
@@ -3250,15 +3277,25 @@ ReadFileReference(StringInfo buf, FileReference *reference)
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		FreqCounts *counts = &reference->counts[p];
+		off_t		previous = p == 0 ? 0 : reference->offsets[p - 1];
 
 		reference->offsets[p] = (off_t) pq_getmsgint64(buf);
 		counts->classes = pq_getmsgint64(buf);
 		counts->rows = pq_getmsgint64(buf);
 		counts->singletons = pq_getmsgint64(buf);
-		if ((p == 0 ? reference->offsets[p] != 0 : reference->offsets[p] < reference->offsets[p - 1]) ||
+		if ((p == 0 && reference->offsets[p] != 0) || reference->offsets[p] < previous ||
 			reference->offsets[p] > handover->length || counts->classes < 0 ||
 			counts->rows < counts->classes || counts->singletons < 0 ||
 			counts->singletons > counts->classes)
+			FreqStateCorrupt("The state's file reference is invalid.");
+	}
+	/* a partition's classes take at least MIN_ASCENDING_CLASS_BYTES each */
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		off_t		end = p + 1 < PARTITIONS ? reference->offsets[p + 1] : handover->length;
+
+		if (reference->counts[p].classes >
+			(end - reference->offsets[p]) / (off_t) MIN_ASCENDING_CLASS_BYTES)
 			FreqStateCorrupt("The state's file reference is invalid.");
 	}
 }
@@ -3275,12 +3312,13 @@ AttachWorkerFile(FreqState *state, const FileReference *reference, MemoryContext
 	FreqCounts	total = {0, 0, 0};
 	File		file;
 
+	/* the partitions' counts are not negative (ReadFileReference), so none exceeds the sum */
 	for (int p = 0; p < PARTITIONS; p++)
-	{
-		total.rows += reference->counts[p].rows;
-		total.classes += reference->counts[p].classes;
-		total.singletons += reference->counts[p].singletons;
-	}
+		if (pg_add_s64_overflow(total.rows, reference->counts[p].rows, &total.rows) ||
+			pg_add_s64_overflow(total.classes, reference->counts[p].classes, &total.classes) ||
+			pg_add_s64_overflow(total.singletons, reference->counts[p].singletons,
+								&total.singletons))
+			FreqStateCorrupt("The state's classes do not add up to its header.");
 	if (total.rows != state->rows || total.classes != state->classes ||
 		total.singletons != state->singletons)
 		FreqStateCorrupt("The state's classes do not add up to its header.");
