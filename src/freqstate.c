@@ -139,10 +139,10 @@
 /* States whose encoding can take this many bytes go through a file */
 #define HANDOVER_FROM_BYTES (1024 * 1024)
 
-/* A worker writes its file this many bytes at a time */
+/* A worker writes its file at most this many bytes at a time (HandoverWriteBytes) */
 #define HANDOVER_WRITE_BYTES (256 * 1024)
 
-/* A leader reads a file this many bytes at a time, for each partition it merges */
+/* A leader reads a file at most this many bytes at a time, for each partition it merges */
 #define HANDOVER_WINDOW_BYTES (64 * 1024)
 
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
@@ -808,6 +808,7 @@ typedef struct MergeSource
 	off_t		file_offset;	/* its next bytes to read */
 	int64		file_left;		/* its bytes of the partition not yet read */
 	char	   *window;			/* where they are read to */
+	int			window_bytes;	/* its size */
 	DecodeCheck check;
 } MergeSource;
 
@@ -829,7 +830,7 @@ FillWindow(MergeSource *source, int64 n)
 	if (have >= (size_t) n * MAX_ASCENDING_CLASS_BYTES || source->file_left == 0)
 		return;
 	memmove(source->window, source->bytes, have);
-	wanted = (int) Min(HANDOVER_WINDOW_BYTES - have, source->file_left);
+	wanted = (int) Min(source->window_bytes - have, source->file_left);
 	got = FileRead(source->file, source->window + have, wanted, source->file_offset,
 				   WAIT_EVENT_BUFFILE_READ);
 	if (got != wanted)
@@ -899,12 +900,45 @@ OpenRunSource(MergeSource *source, const SpillRun *run)
 		RefillSource(source);
 }
 
+/* Smallest window: room for the longest encoding of a chunk's classes (FillWindow) */
+#define MIN_WINDOW_BYTES (RUN_CHUNK_CLASSES * MAX_ASCENDING_CLASS_BYTES)
+
+/*
+ * The window each of nfiles worker files is read through in a merge of
+ * ninputs inputs: what 1/32 of the budget leaves after the merge's chunks
+ * (see MergeFanIn), shared, between MIN_WINDOW_BYTES and
+ * HANDOVER_WINDOW_BYTES
+ */
+static int
+WindowBytes(const FreqState *state, int ninputs, int nfiles)
+{
+	double		chunks = (double) (2 * ninputs - 1) * RUN_CHUNK_CLASSES * sizeof(CountedClass);
+	double		share = (double) state->budget / 32 - chunks;
+
+	if (nfiles <= 0)
+		return MIN_WINDOW_BYTES;
+	return (int) Max(MIN_WINDOW_BYTES, Min(HANDOVER_WINDOW_BYTES, share / nfiles));
+}
+
+/* How many of the partitions p of a state and its attached states lie in worker files */
+static int
+FilesOfPartition(const FreqState *state, int p)
+{
+	int			nfiles = state->parts[p].in_file ? 1 : 0;
+
+	for (const FreqState *attached = state->attached; attached != NULL;
+		 attached = attached->next_attached)
+		nfiles += attached->parts[p].in_file ? 1 : 0;
+	return nfiles;
+}
+
 /*
  * Open partition p of a state: its array, or its encoded classes if not yet
- * decoded, in memory or in the state's worker file
+ * decoded, in memory or in the state's worker file, read through a window
+ * of window_bytes
  */
 static void
-OpenPartitionSource(MergeSource *source, const FreqState *state, int p)
+OpenPartitionSource(MergeSource *source, const FreqState *state, int p, int window_bytes)
 {
 	const FreqPartition *partition = &state->parts[p];
 
@@ -922,7 +956,8 @@ OpenPartitionSource(MergeSource *source, const FreqState *state, int p)
 		source->file = FileOfEncoding(state);
 		source->file_offset = partition->file_offset;
 		source->file_left = partition->file_length;
-		source->window = palloc(HANDOVER_WINDOW_BYTES);
+		source->window = palloc(window_bytes);
+		source->window_bytes = window_bytes;
 		source->bytes = source->bytes_end = source->window;
 		/* each partition's gaps count from its lowest high half */
 		source->previous_hi = (uint64) p << (64 - PARTITION_BITS);
@@ -1141,7 +1176,9 @@ MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
  * How many inputs a merge of this state reads at once: each input holds a
  * chunk of RUN_CHUNK_CLASSES classes, and so does each two-way merge of the
  * tree above them (one fewer than the inputs), all of them together at most
- * 1/32 of the budget, between MIN_MERGE_FANIN and MERGE_FANIN inputs.
+ * 1/32 of the budget, between MIN_MERGE_FANIN and MERGE_FANIN inputs.  The
+ * windows on workers' files share what that leaves (WindowBytes), beyond
+ * it only at their smallest.
  */
 static int
 MergeFanIn(const FreqState *state)
@@ -2079,15 +2116,17 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 		FreqPartition *partition = &state->parts[p];
 		MergeSource *sources;
 		int			nsources = 0;
+		int			window_bytes;
 
 		CHECK_FOR_INTERRUPTS();
 		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
+		window_bytes = WindowBytes(state, narrays + partition->nruns, FilesOfPartition(state, p));
 		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
-		OpenPartitionSource(&sources[nsources++], state, p);
+		OpenPartitionSource(&sources[nsources++], state, p, window_bytes);
 		for (FreqState *source = state->attached; source != NULL;
 			 source = source->next_attached)
 		{
-			OpenPartitionSource(&sources[nsources++], source, p);
+			OpenPartitionSource(&sources[nsources++], source, p, window_bytes);
 			if (source->unsettled)
 				OpenArraySource(&sources[nsources++], source->parts[p].buffer,
 								source->parts[p].nbuffered);
@@ -3013,7 +3052,7 @@ DecodePartitions(FreqState *state)
 		RunWriter  *writer = NULL;
 
 		CHECK_FOR_INTERRUPTS();
-		OpenPartitionSource(&source, state, p);
+		OpenPartitionSource(&source, state, p, WindowBytes(state, 1, 1));
 		if (partition->nencoded > 0 && SpillAllowed(state) &&
 			state->memory + (double) MappedBytes(partition->nencoded) > (double) state->budget)
 		{
@@ -3485,6 +3524,7 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	AscendingWriter writer = MEMORY_WRITER;
 	StringInfoData buf;
 	bool		arrays_only;
+	Size		write_bytes;
 
 	/* a state shared by several aggregates is written once */
 	if (state->sent != NULL)
@@ -3520,9 +3560,11 @@ FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 	HandoverFileSet(&handover.fileset, leader_pid);
 	HandoverFileName(handover.name, MyProcPid, sequence);
 	writer.file = FileSetCreate(&handover.fileset, handover.name);
-	writer.buffer = palloc(HANDOVER_WRITE_BYTES + MAX_ASCENDING_CLASS_BYTES);
+	/* like a merge's buffers, within 1/32 of the budget */
+	write_bytes = Max(MIN_WINDOW_BYTES, Min(HANDOVER_WRITE_BYTES, state->budget / 32));
+	writer.buffer = palloc(write_bytes + MAX_ASCENDING_CLASS_BYTES);
 	writer.out = writer.buffer;
-	writer.flush_at = (uintptr_t) (writer.buffer + HANDOVER_WRITE_BYTES);
+	writer.flush_at = (uintptr_t) (writer.buffer + write_bytes);
 	writer.by_partition = true;
 	if (arrays_only)
 		WriteAscendingArrays(state, &writer);
