@@ -912,7 +912,8 @@ OpenRunSource(MergeSource *source, const SpillRun *run)
 static int
 WindowBytes(const FreqState *state, int ninputs, int nfiles)
 {
-	double		chunks = (double) (2 * ninputs - 1) * RUN_CHUNK_CLASSES * sizeof(CountedClass);
+	double		chunks = (double) (2 * ninputs - 1) * RUN_CHUNK_CLASSES *
+		sizeof(CountedClass);
 	double		share = (double) state->budget / 32 - chunks;
 
 	if (nfiles <= 0)
@@ -2120,7 +2121,8 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 
 		CHECK_FOR_INTERRUPTS();
 		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
-		window_bytes = WindowBytes(state, narrays + partition->nruns, FilesOfPartition(state, p));
+		window_bytes = WindowBytes(state, narrays + partition->nruns,
+								   FilesOfPartition(state, p));
 		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
 		OpenPartitionSource(&sources[nsources++], state, p, window_bytes);
 		for (FreqState *source = state->attached; source != NULL;
@@ -2564,7 +2566,9 @@ typedef struct AscendingWriter
 } AscendingWriter;
 
 /* An AscendingWriter into memory, or sizing (flush_at never reached) */
-#define MEMORY_WRITER {NULL, 0, 0, {0, 0, 0}, UINTPTR_MAX, NULL, -1, 0, false, -1, {0}, {{0, 0, 0}}}
+#define MEMORY_WRITER \
+	{.out = NULL, .bytes = 0, .previous_hi = 0, .flush_at = UINTPTR_MAX, \
+	 .buffer = NULL, .file = -1, .written = 0, .by_partition = false, .partition = -1}
 
 /* Write a file writer's buffer up to out to its file; returns the buffer */
 static char *
@@ -3003,7 +3007,11 @@ ReadAscendingClass(const char **at, const char *end, uint64 *previous_hi,
 	return true;
 }
 
-/* Decode n classes of an ascending stream that DeserializeAscending validated */
+/*
+ * Decode n classes of an ascending stream: a message's, which
+ * DeserializeAscending validated when it was received, or (check->partition
+ * set) a worker file's, checked here as they are decoded
+ */
 static void
 DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
 			  CountedClass *classes, int64 n, DecodeCheck *check)
@@ -3267,7 +3275,8 @@ HandoverFileSet(FileSet *fileset, int32 leader_pid)
 static void
 HandoverFileName(char *name, int32 sender_pid, uint32 sequence)
 {
-	snprintf(name, sizeof(((HandoverFile *) NULL)->name), "qidrisk.%d.%u", sender_pid, sequence);
+	snprintf(name, sizeof(((HandoverFile *) NULL)->name), "qidrisk.%d.%u",
+			 sender_pid, sequence);
 }
 
 /* What a file message says about its file (FreqStateSendFile) */
