@@ -4,10 +4,11 @@
 # bench_database DB           creates DB when missing, exports PGDATABASE and
 #                             re-creates the extension in it, so the installed
 #                             build is the one timed
-# bench_population NAME TAB ROWS
-#                             builds bench/population.sql's deterministic table
-#                             TAB with ROWS rows unless an identical one exists
-#                             (its comment records the generator's checksum)
+# bench_population NAME TAB ROWS [GENERATOR]
+#                             builds GENERATOR's (default bench/population.sql)
+#                             deterministic table TAB with ROWS rows unless an
+#                             identical one exists (its comment records the
+#                             generator's checksum)
 # bench_population_current TAB SIGNATURE
 #                             succeeds when TAB's comment is SIGNATURE and it
 #                             holds rows (bench/run.sh uses it too)
@@ -36,12 +37,12 @@ bench_population_current() {
 }
 
 bench_population() {
-	local signature
-	signature="qidrisk bench population rows=$3 generator=$(md5sum bench/population.sql | cut -c1-32)"
+	local signature generator=${4:-bench/population.sql}
+	signature="qidrisk bench population rows=$3 generator=$(md5sum "$generator" | cut -c1-32)"
 	if ! bench_population_current "$2" "$signature"; then
 		echo "$1: generating $2"
 		"${PSQL[@]}" -v tab="$2" -v rows="$3" -c "SET client_min_messages = warning" \
-			-f bench/population.sql
+			-f "$generator"
 		"${PSQL[@]}" -c "COMMENT ON TABLE $2 IS '$signature'"
 	fi
 }

@@ -30,28 +30,32 @@
  * when something must change it.  A parallel leader's own partial state is
  * not serialized at all but lent to the finalize in the same process, which
  * reads it in place (FreqStateLend), and a worker's large state reaches the
- * leader through the query's shared memory rather than the tuple queue
- * (FreqStateShare).  A one-column int4 or date QID is counted
- * per value in a small table first (FreqStateAddValue), each value being
- * fingerprinted once when a reader needs the classes.
+ * leader through a temporary file rather than the tuple queue
+ * (FreqStateSendFile).  A one-column int4 or date QID is counted per value
+ * in a small table first (FreqStateAddValue), each value being fingerprinted
+ * once when a reader needs the classes.
  */
 #include "postgres.h"
 
 #include <math.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/tablespace.h"
+#include "common/int.h"
 #include "common/pg_prng.h"
 #include "lib/ilist.h"
-#include "commands/tablespace.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 #include "storage/buffile.h"
-#include "storage/dsm_impl.h"
+#include "storage/fileset.h"
+#include "utils/guc.h"
+#include "utils/wait_event.h"
 
 #include "qidrisk.h"
 
@@ -117,16 +121,29 @@
 #define LENT_MESSAGE_BYTES (2 + sizeof(int32) + sizeof(uint64))
 
 /*
- * A parallel worker's large state goes to the leader through the query's
- * shared memory area instead of the tuple queue (FreqStateShare): the
- * message names the leader and the statement it is for, and says where the
- * serialized state lies and how long it is.
+ * A parallel worker's large state goes to the leader through a temporary
+ * file instead of the tuple queue (FreqStateSendFile): the message names
+ * the leader, the statement and the file, and holds the state's header; the
+ * file holds its classes in the ascending encoding.
  */
-#define ENCODING_SHARED 3
-#define SHARED_MESSAGE_BYTES (2 + sizeof(int32) + 3 * sizeof(int64))
+#define ENCODING_FILE 3
 
-/* Serialized states at least this long travel through shared memory */
-#define SHARE_FROM_BYTES (1024 * 1024)
+/*
+ * The files lie in a file set of the leader's process id and this number,
+ * which the numbers PostgreSQL gives its own file sets (below INT_MAX) never
+ * reach: pgsql_tmp/pgsql_tmpPID.4043309056.fileset in each temporary
+ * tablespace, removed with the rest of pgsql_tmp after a crash
+ */
+#define HANDOVER_FILESET_NUMBER ((uint32) 0xF1000000)
+
+/* States whose encoding can take this many bytes go through a file */
+#define HANDOVER_FROM_BYTES (1024 * 1024)
+
+/* A worker writes its file at most this many bytes at a time (HandoverWriteBytes) */
+#define HANDOVER_WRITE_BYTES (256 * 1024)
+
+/* A leader reads a file at most this many bytes at a time, for each partition it merges */
+#define HANDOVER_WINDOW_BYTES (64 * 1024)
 
 /* An unsigned LEB128 varint of 64 bits takes at most this many bytes */
 #define MAX_VARINT_BYTES 10
@@ -136,6 +153,9 @@
 
 /* Most bytes a class takes in the ascending encoding: tag, gap, low half, size */
 #define MAX_ASCENDING_CLASS_BYTES (1 + 2 * sizeof(uint64) + MAX_VARINT_BYTES)
+
+/* Fewest: the tag and the low half */
+#define MIN_ASCENDING_CLASS_BYTES (1 + sizeof(uint64))
 
 /* Largest class size the tag byte of the ascending encoding holds itself */
 #define TAG_MAX_COUNT 15
@@ -207,7 +227,14 @@ struct FreqPartition
 	const char *encoded_end;	/* where the state's encoded classes end */
 	int64		nencoded;
 	uint64		encoded_base_hi;	/* the high half its first gap counts from */
+	bool		in_file;		/* its classes lie in the state's worker file */
+	off_t		file_offset;	/* where they start there */
+	int64		file_length;	/* in bytes */
+	FreqCounts	file_counts;	/* what they must add up to */
 };
+
+/* Whether a received state has partitions not yet decoded */
+#define Undecoded(state) ((state)->encoded != NULL || (state)->encoded_file != NULL)
 
 typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
 
@@ -321,6 +348,20 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 	state->rows += count;
 }
 
+/* Most classes one array may hold: its bytes, rounded up to pages, stay far from wrapping */
+#define MAX_CLASS_CAPACITY ((int64) (MaxAllocHugeSize / sizeof(CountedClass)))
+
+/* Stop with an error for an array of more classes than can be addressed */
+static void
+ReportTooManyClasses(int64 nclasses)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("qidrisk frequency state too large"),
+			 errdetail("An array of " INT64_FORMAT " classes was requested; one holds at most "
+					   INT64_FORMAT ".", nclasses, MAX_CLASS_CAPACITY)));
+}
+
 /* The capacity GrowArray grows an array of capacity to for needed elements */
 static int64
 GrownCapacity(int64 capacity, int64 needed)
@@ -329,6 +370,8 @@ GrownCapacity(int64 capacity, int64 needed)
 
 	if (needed <= capacity)
 		return capacity;
+	if (needed > MAX_CLASS_CAPACITY)
+		ReportTooManyClasses(needed);
 	while (new_capacity < needed)
 		new_capacity *= 2;
 	return new_capacity;
@@ -365,21 +408,118 @@ MappedBytes(int64 capacity)
 {
 	Size		page = (Size) sysconf(_SC_PAGESIZE);
 
+	/* a count read from a message must not wrap the size around */
+	if (capacity < 0 || capacity > MAX_CLASS_CAPACITY)
+		ReportTooManyClasses(capacity);
 	return ((Size) capacity * sizeof(CountedClass) + page - 1) / page * page;
 }
 
-/* Free a received state's copy of its encoded classes (if it has one) */
+/* Let a large mapping fault in 2 MB at a time where the kernel allows it */
+static void
+AdviseHugePages(void *mapping, Size bytes)
+{
+#ifdef MADV_HUGEPAGE
+	if (bytes >= 4 * 1024 * 1024)
+		(void) madvise(mapping, bytes, MADV_HUGEPAGE);
+#endif
+}
+
+/* Stop with an error for a mapping the kernel refused */
+static void
+ReportMappingFailed(Size bytes)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
+					   bytes)));
+}
+
+/*
+ * An anonymous mapping for a received state's copy of its encoded classes:
+ * written once and then only read, so huge pages serve it, where small
+ * pages would each cost a fault.  It is unmapped by ReleaseMappedCopy or,
+ * at the latest (also on error), when its memory context is reset.
+ */
+struct MappedCopy
+{
+	char	   *base;
+	Size		bytes;
+	MemoryContextCallback release;
+};
+
+/* Memory context reset callback (and ReleaseEncoded): unmap, once */
+static void
+ReleaseMappedCopy(void *arg)
+{
+	MappedCopy *mapped = (MappedCopy *) arg;
+
+	if (mapped->base != NULL)
+		munmap(mapped->base, mapped->bytes);
+	mapped->base = NULL;
+}
+
+/* Map bytes of anonymous memory, released with context */
+static MappedCopy *
+MapCopy(MemoryContext context, Size bytes)
+{
+	MappedCopy *mapped = MemoryContextAlloc(context, sizeof(MappedCopy));
+	void	   *base = mmap(NULL, Max(bytes, 1), PROT_READ | PROT_WRITE,
+							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (base == MAP_FAILED)
+	{
+		pfree(mapped);
+		ReportMappingFailed(bytes);
+	}
+	AdviseHugePages(base, bytes);
+	mapped->base = base;
+	mapped->bytes = Max(bytes, 1);
+	mapped->release.func = ReleaseMappedCopy;
+	mapped->release.arg = mapped;
+	MemoryContextRegisterResetCallback(context, &mapped->release);
+	return mapped;
+}
+
+/*
+ * A worker's file that a received state's classes are read from, closed by
+ * ReleaseEncoded or, at the latest, when the state's memory context is
+ * reset.  During an abort the resource owner has closed it already.
+ */
+struct EncodedFile
+{
+	File		file;
+	MemoryContextCallback close;
+};
+
+#define FileOfEncoding(state) ((state)->encoded_file->file)
+
+/* Memory context reset callback (and ReleaseEncoded): close the file, once */
+static void
+CloseEncodedFile(void *arg)
+{
+	EncodedFile *encoded = (EncodedFile *) arg;
+
+	if (encoded->file > 0 && IsTransactionState())
+		FileClose(encoded->file);
+	encoded->file = 0;
+}
+
+/* Free a received state's copy of its encoded classes, or close its file */
 static void
 ReleaseEncoded(FreqState *state)
 {
-	if (state->encoded_copy)
+	if (state->encoded_copy != NULL)
 	{
-		pfree(state->encoded);
+		ReleaseMappedCopy(state->encoded_copy);
 		state->memory -= (double) state->encoded_bytes;
 	}
+	if (state->encoded_file != NULL)
+		CloseEncodedFile(state->encoded_file);
 	state->encoded = NULL;
 	state->encoded_bytes = 0;
-	state->encoded_copy = false;
+	state->encoded_copy = NULL;
+	state->encoded_file = NULL;
 }
 
 /* Grow (or create) a partition's class array to hold at least needed classes */
@@ -393,8 +533,12 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 
 	if (needed <= partition->capacity)
 		return;
+	/* doubling stays below INT64_MAX up to the largest array */
+	if (needed > MAX_CLASS_CAPACITY)
+		ReportTooManyClasses(needed);
 	while (capacity < needed)
 		capacity *= 2;
+	capacity = Min(capacity, MAX_CLASS_CAPACITY);
 	new_bytes = MappedBytes(capacity);
 	/* a state that may spill grows only as far as it must near its budget */
 	if (SpillAllowed(state) &&
@@ -408,16 +552,8 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 	else
 		mapping = mremap(partition->classes, old_bytes, new_bytes, MREMAP_MAYMOVE);
 	if (mapping == MAP_FAILED)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed on a request of size %zu in qidrisk's frequency state.",
-						   new_bytes)));
-#ifdef MADV_HUGEPAGE
-	/* large arrays fault in 2 MB at a time where the kernel allows it */
-	if (new_bytes >= 4 * 1024 * 1024)
-		(void) madvise(mapping, new_bytes, MADV_HUGEPAGE);
-#endif
+		ReportMappingFailed(new_bytes);
+	AdviseHugePages(mapping, new_bytes);
 	partition->classes = mapping;
 	partition->capacity = (int64) (new_bytes / sizeof(CountedClass));
 	state->memory += (double) (new_bytes - old_bytes);
@@ -637,8 +773,24 @@ SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, dou
 }
 
 /*
+ * What the classes of a partition read from a worker's file must be: in
+ * the partition, strictly ascending, of positive sizes, as many and as
+ * large as the message says.  They are checked as they are decoded, not in
+ * a pass of their own.
+ */
+typedef struct DecodeCheck
+{
+	int			partition;		/* the partition, or -1: not checked */
+	bool		started;
+	QidFingerprint previous;	/* the last class decoded */
+	FreqCounts	seen;
+	FreqCounts	expected;
+} DecodeCheck;
+
+/*
  * One input of a streaming merge: a sorted array, or a file run or an
- * encoded partition, either read in chunks
+ * encoded partition (in memory, or in a worker's file through a window),
+ * either read in chunks
  */
 typedef struct MergeSource
 {
@@ -652,11 +804,56 @@ typedef struct MergeSource
 	uint64		previous_hi;	/* the high half its gap counts from */
 	int64		left;			/* classes of the run not yet read */
 	CountedClass *chunk;
+	File		file;			/* a worker's file, or 0 */
+	off_t		file_offset;	/* its next bytes to read */
+	int64		file_left;		/* its bytes of the partition not yet read */
+	char	   *window;			/* where they are read to */
+	int			window_bytes;	/* its size */
+	DecodeCheck check;
 } MergeSource;
 
 static void DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
-						  CountedClass *classes, int64 n);
+						  CountedClass *classes, int64 n, DecodeCheck *check);
 static void DecodePartitions(FreqState *state);
+
+/*
+ * Make a worker file's window hold the bytes of the next n classes (at most
+ * MAX_ASCENDING_CLASS_BYTES each) or the rest of the partition
+ */
+static void
+FillWindow(MergeSource *source, int64 n)
+{
+	size_t		have = source->bytes_end - source->bytes;
+	int			got;
+	int			wanted;
+
+	if (have >= (size_t) n * MAX_ASCENDING_CLASS_BYTES || source->file_left == 0)
+		return;
+	memmove(source->window, source->bytes, have);
+	wanted = (int) Min(source->window_bytes - have, source->file_left);
+	got = FileRead(source->file, source->window + have, wanted, source->file_offset,
+				   WAIT_EVENT_BUFFILE_READ);
+	if (got != wanted)
+		ReportRunReadError();
+	source->file_offset += wanted;
+	source->file_left -= wanted;
+	source->bytes = source->window;
+	source->bytes_end = source->window + have + wanted;
+}
+
+/* A partition read from a worker's file is complete: it must be all the message said */
+static void
+FinishCheck(const MergeSource *source)
+{
+	const DecodeCheck *check = &source->check;
+
+	if (source->bytes != source->bytes_end || source->file_left != 0)
+		FreqStateCorrupt("The state's length does not match its number of classes.");
+	if (check->seen.classes != check->expected.classes ||
+		check->seen.rows != check->expected.rows ||
+		check->seen.singletons != check->expected.singletons)
+		FreqStateCorrupt("The state's classes do not add up to its header.");
+}
 
 /* Read the next chunk of a file run or an encoded partition */
 static void
@@ -665,9 +862,11 @@ RefillSource(MergeSource *source)
 	int64		n = Min(source->left, RUN_CHUNK_CLASSES);
 	size_t		bytes = (size_t) n * sizeof(CountedClass);
 
+	if (source->file > 0)
+		FillWindow(source, n);
 	if (source->bytes != NULL)
 		DecodeClasses(&source->bytes, source->bytes_end, &source->previous_hi,
-					  source->chunk, n);
+					  source->chunk, n, &source->check);
 	else if (BufFileSeek(source->run->file, source->fileno, source->offset, SEEK_SET) != 0 ||
 			 BufFileRead(source->run->file, source->chunk, bytes) != bytes)
 		ReportRunReadError();
@@ -676,6 +875,8 @@ RefillSource(MergeSource *source)
 	source->left -= n;
 	source->at = source->chunk;
 	source->end = source->chunk + n;
+	if (source->left == 0 && source->file > 0)
+		FinishCheck(source);
 }
 
 static void
@@ -699,108 +900,271 @@ OpenRunSource(MergeSource *source, const SpillRun *run)
 		RefillSource(source);
 }
 
-/* Open a partition's classes: its array, or its encoded classes if not yet decoded */
-static void
-OpenPartitionSource(MergeSource *source, const FreqPartition *partition)
+/* Smallest window: room for the longest encoding of a chunk's classes (FillWindow) */
+#define MIN_WINDOW_BYTES (RUN_CHUNK_CLASSES * MAX_ASCENDING_CLASS_BYTES)
+
+/*
+ * The window each of nfiles worker files is read through in a merge of
+ * ninputs inputs: what 1/32 of the budget leaves after the merge's chunks
+ * (see MergeFanIn), shared, between MIN_WINDOW_BYTES and
+ * HANDOVER_WINDOW_BYTES
+ */
+static int
+WindowBytes(const FreqState *state, int ninputs, int nfiles)
 {
-	if (partition->encoded == NULL)
+	double		chunks = (double) (2 * ninputs - 1) * RUN_CHUNK_CLASSES *
+		sizeof(CountedClass);
+	double		share = (double) state->budget / 32 - chunks;
+
+	if (nfiles <= 0)
+		return MIN_WINDOW_BYTES;
+	return (int) Max(MIN_WINDOW_BYTES, Min(HANDOVER_WINDOW_BYTES, share / nfiles));
+}
+
+/* How many of the partitions p of a state and its attached states lie in worker files */
+static int
+FilesOfPartition(const FreqState *state, int p)
+{
+	int			nfiles = state->parts[p].in_file ? 1 : 0;
+
+	for (const FreqState *attached = state->attached; attached != NULL;
+		 attached = attached->next_attached)
+		nfiles += attached->parts[p].in_file ? 1 : 0;
+	return nfiles;
+}
+
+/*
+ * Open partition p of a state: its array, or its encoded classes if not yet
+ * decoded, in memory or in the state's worker file, read through a window
+ * of window_bytes
+ */
+static void
+OpenPartitionSource(MergeSource *source, const FreqState *state, int p, int window_bytes)
+{
+	const FreqPartition *partition = &state->parts[p];
+
+	if (partition->encoded == NULL && !partition->in_file)
 	{
 		OpenArraySource(source, partition->classes, partition->nclasses);
 		return;
 	}
 	memset(source, 0, sizeof(*source));
-	source->bytes = partition->encoded;
-	source->bytes_end = partition->encoded_end;
-	source->previous_hi = partition->encoded_base_hi;
+	source->check.partition = -1;
 	source->left = partition->nencoded;
 	source->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+	if (partition->in_file)
+	{
+		source->file = FileOfEncoding(state);
+		source->file_offset = partition->file_offset;
+		source->file_left = partition->file_length;
+		source->window = palloc(window_bytes);
+		source->window_bytes = window_bytes;
+		source->bytes = source->bytes_end = source->window;
+		/* each partition's gaps count from its lowest high half */
+		source->previous_hi = (uint64) p << (64 - PARTITION_BITS);
+		source->check.partition = p;
+		source->check.expected = partition->file_counts;
+		if (source->left == 0)
+			FinishCheck(source);
+	}
+	else
+	{
+		source->bytes = partition->encoded;
+		source->bytes_end = partition->encoded_end;
+		source->previous_hi = partition->encoded_base_hi;
+	}
 	if (source->left > 0)
 		RefillSource(source);
 }
 
-/* Release a source's chunk */
+/* Release a source's chunk and window */
 static void
 CloseSource(MergeSource *source)
 {
 	if (source->chunk != NULL)
 		pfree(source->chunk);
+	if (source->window != NULL)
+		pfree(source->window);
 	source->chunk = NULL;
+	source->window = NULL;
+}
+
+/*
+ * A node of a merge tree: a leaf reads a source, an inner node merges its
+ * two children into a chunk of its own.  Either way its classes not yet
+ * taken are the window [at, end).
+ */
+typedef struct MergeNode
+{
+	MergeSource *source;		/* a leaf's source, or NULL */
+	struct MergeNode *left;
+	struct MergeNode *right;
+	const CountedClass *at;
+	const CountedClass *end;
+	CountedClass *chunk;		/* an inner node's RUN_CHUNK_CLASSES classes */
+} MergeNode;
+
+/*
+ * Merge two sorted windows into out, up to stop or the end of either, a
+ * class present in both once with its sizes summed.  Fingerprints are
+ * uniform, so which window is behind is random and the smaller class is
+ * selected without a branch; equal high halves (the same class, almost
+ * always) take the full comparison.  Each step advances out by one and each
+ * window by at most one, so a count of steps bounds all three at once.
+ */
+static inline CountedClass *
+MergeTwo(MergeNode *a_node, MergeNode *b_node, CountedClass *out, const CountedClass *stop)
+{
+	const CountedClass *a = a_node->at;
+	const CountedClass *b = b_node->at;
+	int64		steps = Min(Min(a_node->end - a, b_node->end - b), stop - out);
+
+	while (steps-- > 0)
+	{
+		uint64		take_b;
+
+		if (unlikely(a->key.hi == b->key.hi))
+		{
+			int			c = QidFingerprintCompare(&a->key, &b->key);
+
+			*out = (c <= 0) ? *a : *b;
+			if (c == 0)
+				out->count += b->count;
+			a += (c <= 0);
+			b += (c >= 0);
+			out++;
+			continue;
+		}
+		take_b = -(uint64) (b->key.hi < a->key.hi);
+		*out++ = *(const CountedClass *) (((uintptr_t) b & take_b) | ((uintptr_t) a & ~take_b));
+		a += 1 + (int64) take_b;
+		b -= (int64) take_b;
+	}
+	a_node->at = a;
+	b_node->at = b;
+	return out;
+}
+
+/* Make a node's window hold classes; false once it has none left */
+static bool
+PullClasses(MergeNode *node)
+{
+	CountedClass *out = node->chunk;
+	const CountedClass *stop = node->chunk + RUN_CHUNK_CLASSES;
+
+	if (node->at < node->end)
+		return true;
+	if (node->source != NULL)
+	{
+		if (node->source->left == 0)
+			return false;
+		RefillSource(node->source);
+		node->at = node->source->at;
+		node->end = node->source->end;
+		return true;
+	}
+	while (out < stop)
+	{
+		bool		has_left = PullClasses(node->left);
+		bool		has_right = PullClasses(node->right);
+		MergeNode  *rest;
+		int64		n;
+
+		if (has_left && has_right)
+		{
+			out = MergeTwo(node->left, node->right, out, stop);
+			continue;
+		}
+		if (!has_left && !has_right)
+			break;
+		/* one child is exhausted: the other's classes follow as they are */
+		rest = has_left ? node->left : node->right;
+		n = Min(rest->end - rest->at, stop - out);
+		memcpy(out, rest->at, n * sizeof(CountedClass));
+		rest->at += n;
+		out += n;
+	}
+	node->at = node->chunk;
+	node->end = out;
+	return out > node->chunk;
 }
 
 /*
  * Merge sorted, duplicate-free sources (at most MERGE_FANIN) into one
  * ascending stream: count each fingerprint's class into counts (if not
  * NULL) and call visit (if not NULL) with its sizes summed over the sources.
- * Exhausted sources leave the list, so the loops only see live ones, and
- * the live sources' positions and the counters are locals the compiler can
- * keep in registers (PostgreSQL compiles with -fno-strict-aliasing).
+ * The sources are the leaves of a balanced tree of two-way merges, so each
+ * class passes about log2(nsources) cheap steps instead of being compared
+ * with every source's current class.
  */
 static void
 MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 			 ClassVisitor visit, void *arg)
 {
-	MergeSource *live[MERGE_FANIN];
-	const CountedClass *at[MERGE_FANIN];
-	const CountedClass *end[MERGE_FANIN];
-	int			nlive = 0;
+	MergeNode  *nodes;
+	MergeNode  *level[MERGE_FANIN];
+	int			nlevel = nsources;
+	int			nnodes = 0;
 	uint64		emitted = 0;
 	FreqCounts	seen = {0, 0, 0};
 
 	if (nsources > MERGE_FANIN)
 		elog(ERROR, "qidrisk: a merge of %d inputs, more than %d", nsources, MERGE_FANIN);
+	if (nsources == 0)
+		return;
+	nodes = palloc0((2 * nsources - 1) * sizeof(MergeNode));
 	for (int i = 0; i < nsources; i++)
-		if (sources[i].at < sources[i].end)
-		{
-			live[nlive] = &sources[i];
-			at[nlive] = sources[i].at;
-			end[nlive] = sources[i].end;
-			nlive++;
-		}
-	while (nlive > 0)
 	{
-		/* a copy: a refill below overwrites the chunk the key came from */
-		QidFingerprint key = at[0]->key;
-		int64		count = 0;
+		MergeNode  *leaf = &nodes[nnodes++];
 
-		if ((++emitted & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		/* which source is smallest is random: select without branching */
-		for (int i = 1; i < nlive; i++)
-		{
-			const QidFingerprint *candidate = &at[i]->key;
-			uint64		less = (uint64) (candidate->hi < key.hi) |
-				((uint64) (candidate->hi == key.hi) & (uint64) (candidate->lo < key.lo));
-			uint64		mask = -less;
-
-			key.hi = (candidate->hi & mask) | (key.hi & ~mask);
-			key.lo = (candidate->lo & mask) | (key.lo & ~mask);
-		}
-		for (int i = 0; i < nlive; i++)
-		{
-			uint64		equal = (uint64) (at[i]->key.hi == key.hi) &
-				(uint64) (at[i]->key.lo == key.lo);
-
-			count += at[i]->count & -(int64) equal;
-			at[i] += equal;
-			if (likely(at[i] < end[i]))
-				continue;
-			if (live[i]->left > 0)
-			{
-				RefillSource(live[i]);
-				at[i] = live[i]->at;
-				end[i] = live[i]->end;
-				continue;
-			}
-			nlive--;
-			live[i] = live[nlive];
-			at[i] = at[nlive];
-			end[i] = end[nlive];
-			i--;
-		}
-		CountClassInto(&seen, count);
-		if (visit != NULL)
-			visit(&key, count, arg);
+		leaf->source = &sources[i];
+		leaf->at = sources[i].at;
+		leaf->end = sources[i].end;
+		level[i] = leaf;
 	}
+	while (nlevel > 1)
+	{
+		int			next = 0;
+
+		for (int i = 0; i < nlevel; i += 2)
+		{
+			MergeNode  *inner;
+
+			if (i + 1 == nlevel)
+			{
+				level[next++] = level[i];
+				break;
+			}
+			inner = &nodes[nnodes++];
+			inner->left = level[i];
+			inner->right = level[i + 1];
+			inner->chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
+			level[next++] = inner;
+		}
+		nlevel = next;
+	}
+	while (PullClasses(level[0]))
+	{
+		const CountedClass *class;
+
+		for (class = level[0]->at; class < level[0]->end; class++)
+		{
+			CountClassInto(&seen, class->count);
+			if (visit != NULL)
+				visit(&class->key, class->count, arg);
+		}
+		emitted += level[0]->end - level[0]->at;
+		level[0]->at = level[0]->end;
+		if (emitted > INTERRUPT_CHECK_MASK)
+		{
+			CHECK_FOR_INTERRUPTS();
+			emitted = 0;
+		}
+	}
+	for (int i = 0; i < nnodes; i++)
+		if (nodes[i].chunk != NULL)
+			pfree(nodes[i].chunk);
+	pfree(nodes);
 	if (counts != NULL)
 	{
 		counts->rows += seen.rows;
@@ -810,16 +1174,19 @@ MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
 }
 
 /*
- * How many inputs a merge of this state reads at once: each file input holds
- * a chunk of RUN_CHUNK_CLASSES classes, and all of them together at most
- * 1/32 of the budget, between MIN_MERGE_FANIN and MERGE_FANIN inputs.
+ * How many inputs a merge of this state reads at once: each input holds a
+ * chunk of RUN_CHUNK_CLASSES classes, and so does each two-way merge of the
+ * tree above them (one fewer than the inputs), all of them together at most
+ * 1/32 of the budget, between MIN_MERGE_FANIN and MERGE_FANIN inputs.  The
+ * windows on workers' files share what that leaves (WindowBytes), beyond
+ * it only at their smallest.
  */
 static int
 MergeFanIn(const FreqState *state)
 {
 	Size		chunk = RUN_CHUNK_CLASSES * sizeof(CountedClass);
 
-	return (int) Max(MIN_MERGE_FANIN, Min(MERGE_FANIN, state->budget / (32 * chunk)));
+	return (int) Max(MIN_MERGE_FANIN, Min(MERGE_FANIN, state->budget / (32 * 2 * chunk)));
 }
 
 /*
@@ -1204,9 +1571,12 @@ Partition(FreqState *state)
 	}
 }
 
-/* Create an empty state in context, sized for about nclasses classes */
-FreqState *
-FreqStateCreate(MemoryContext context, Size nclasses)
+/*
+ * Create an empty state in context, sized for about nclasses classes, or
+ * partitioned from the start
+ */
+static FreqState *
+CreateState(MemoryContext context, Size nclasses, bool partitioned)
 {
 	FreqState  *state = MemoryContextAllocZero(context, sizeof(FreqState));
 
@@ -1215,12 +1585,19 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	state->memory = sizeof(FreqState);
 	state->held_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
 	state->spill = qidrisk_spill && state->budget >= MIN_SPILL_BUDGET;
-	if (nclasses > PARTITION_AFTER_CLASSES ||
+	if (partitioned || nclasses > PARTITION_AFTER_CLASSES ||
 		(state->spill && TableBytesFor(Max(nclasses, 64)) > state->budget / 2))
 		Partition(state);
 	else
 		state->single = CreateTable(state, Max(nclasses, 64));
 	return state;
+}
+
+/* Create an empty state in context, sized for about nclasses classes */
+FreqState *
+FreqStateCreate(MemoryContext context, Size nclasses)
+{
+	return CreateState(context, nclasses, false);
 }
 
 /* Add count rows of class fp to the single table, which may partition or spill */
@@ -1647,7 +2024,7 @@ MergeIntoPartition(FreqState *state, FreqPartition *partition,
 static void
 MergePartitionsOf(FreqState *into, const FreqState *from)
 {
-	if (from->encoded != NULL || (from->unsettled && !from->buffers_sorted))
+	if (Undecoded(from) || (from->unsettled && !from->buffers_sorted))
 		elog(ERROR, "qidrisk: merging a frequency state whose classes are not sorted");
 	for (int p = 0; p < PARTITIONS; p++)
 	{
@@ -1740,15 +2117,18 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 		FreqPartition *partition = &state->parts[p];
 		MergeSource *sources;
 		int			nsources = 0;
+		int			window_bytes;
 
 		CHECK_FOR_INTERRUPTS();
 		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
+		window_bytes = WindowBytes(state, narrays + partition->nruns,
+								   FilesOfPartition(state, p));
 		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
-		OpenPartitionSource(&sources[nsources++], partition);
+		OpenPartitionSource(&sources[nsources++], state, p, window_bytes);
 		for (FreqState *source = state->attached; source != NULL;
 			 source = source->next_attached)
 		{
-			OpenPartitionSource(&sources[nsources++], &source->parts[p]);
+			OpenPartitionSource(&sources[nsources++], source, p, window_bytes);
 			if (source->unsettled)
 				OpenArraySource(&sources[nsources++], source->parts[p].buffer,
 								source->parts[p].nbuffered);
@@ -1869,7 +2249,7 @@ ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 		return;
 	}
 	DrainBuffers(state);
-	if (state->attached != NULL || HasRuns(state) || state->encoded != NULL)
+	if (state->attached != NULL || HasRuns(state) || Undecoded(state))
 	{
 		StreamClasses(state, visit, arg);
 		return;
@@ -1974,7 +2354,8 @@ FreqStateCounts(FreqState *state, FreqCounts *counts)
 	if (state->single == NULL)
 	{
 		DrainBuffers(state);
-		if (state->attached != NULL || HasRuns(state))
+		/* a worker file's classes are counted (and checked) as they are read */
+		if (state->attached != NULL || HasRuns(state) || state->encoded_file != NULL)
 		{
 			if (!state->streamed)
 				StreamClasses(state, NULL, NULL);
@@ -2010,6 +2391,9 @@ FreqStateSizeHint(FreqState *state)
 	/* a lent state is large, and counting it would merge its buffers */
 	if (state->lent || FreqStateSpilled(state))
 		return PARTITION_AFTER_CLASSES + 1;
+	/* a worker file's classes would have to be read: its message's count */
+	if (state->encoded_file != NULL)
+		return state->classes;
 	return FreqStateClasses(state);
 }
 
@@ -2160,30 +2544,82 @@ WriteAscendingClassAt(char *out, uint64 gap, uint64 lo, int64 count)
 	return out;
 }
 
-/* Where an ascending encoding is being written or sized */
+/*
+ * Where an ascending encoding is being written or sized: into memory sized
+ * up front, or through a buffer into a file (WriteAscendingArrays only)
+ */
 typedef struct AscendingWriter
 {
 	char	   *out;			/* next byte, or NULL when only sizing */
 	double		bytes;			/* bytes written or needed so far */
 	uint64		previous_hi;
 	FreqCounts	seen;			/* what the sizing pass saw */
+	uintptr_t	flush_at;		/* out past this goes to the file */
+	char	   *buffer;			/* the file's buffer, where out starts */
+	File		file;
+	off_t		written;		/* bytes in the file so far */
+	bool		by_partition;	/* gaps restart at each partition's lowest
+								 * high half, and the next three are kept */
+	int			partition;		/* the partition being written */
+	off_t		offsets[PARTITIONS];	/* where each partition starts */
+	FreqCounts	counts[PARTITIONS]; /* what each holds */
 } AscendingWriter;
+
+/* An AscendingWriter into memory, or sizing (flush_at never reached) */
+#define MEMORY_WRITER \
+	{.out = NULL, .bytes = 0, .previous_hi = 0, .flush_at = UINTPTR_MAX, \
+	 .buffer = NULL, .file = -1, .written = 0, .by_partition = false, .partition = -1}
+
+/* Write a file writer's buffer up to out to its file; returns the buffer */
+static char *
+FlushAscending(AscendingWriter *writer, char *out)
+{
+	int			n = (int) (out - writer->buffer);
+
+	if (n > 0 && FileWrite(writer->file, writer->buffer, n, writer->written,
+						   WAIT_EVENT_BUFFILE_WRITE) != n)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write qidrisk's temporary file of classes")));
+	writer->written += n;
+	return writer->buffer;
+}
+
+/*
+ * A file writer begins the next partition (by_partition): its gaps count
+ * from its lowest high half, and it starts where the writer is (out)
+ */
+static void
+StartPartition(AscendingWriter *writer, const char *out)
+{
+	writer->partition++;
+	writer->previous_hi = (uint64) writer->partition << (64 - PARTITION_BITS);
+	writer->offsets[writer->partition] = writer->written + (out - writer->buffer);
+}
 
 /* Write (or size) one class of the ascending encoding */
 static void
 WriteAscendingClass(const QidFingerprint *key, int64 count, void *arg)
 {
 	AscendingWriter *writer = (AscendingWriter *) arg;
-	uint64		gap = key->hi - writer->previous_hi;
+	uint64		gap;
 
+	/* a file's classes: start each partition with its own gaps and place */
+	while (writer->by_partition && writer->partition < PartitionOf(key))
+		StartPartition(writer, writer->out);
+	gap = key->hi - writer->previous_hi;
 	writer->previous_hi = key->hi;
+	CountClassInto(&writer->seen, count);
+	if (writer->by_partition)
+		CountClassInto(&writer->counts[writer->partition], count);
 	if (writer->out == NULL)
 	{
-		CountClassInto(&writer->seen, count);
 		writer->bytes += AscendingClassLength(gap, count);
 		return;
 	}
 	writer->out = WriteAscendingClassAt(writer->out, gap, key->lo, count);
+	if (unlikely((uintptr_t) writer->out >= writer->flush_at))
+		writer->out = FlushAscending(writer, writer->out);
 }
 
 /*
@@ -2213,7 +2649,8 @@ SortBuffersInPlace(FreqState *state)
  * Write (or size) every class of a partitioned state whose classes are all
  * in its arrays and its sorted buffers (SortBuffersInPlace): the same as
  * ForEachClass with WriteAscendingClass after DrainBuffers, in one tight
- * loop, which is what a parallel worker does with its state.
+ * loop, which is what a parallel worker does with its state.  A file writer
+ * leaves its last bytes in its buffer.
  */
 static void
 WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
@@ -2229,6 +2666,13 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 		uint64		previous_hi = writer->previous_hi;
 		char	   *out = writer->out;
 		double		bytes = 0;
+		FreqCounts	before = writer->seen;
+
+		if (writer->by_partition)
+		{
+			StartPartition(writer, out);
+			previous_hi = writer->previous_hi;
+		}
 
 		while (i < nclasses || j < nbuffered)
 		{
@@ -2248,12 +2692,33 @@ WriteAscendingArrays(FreqState *state, AscendingWriter *writer)
 			if (out == NULL)
 				bytes += AscendingClassLength(gap, class.count);
 			else
+			{
 				out = WriteAscendingClassAt(out, gap, class.key.lo, class.count);
+				if (unlikely((uintptr_t) out >= writer->flush_at))
+					out = FlushAscending(writer, out);
+			}
 		}
 		writer->bytes += bytes;
 		writer->out = out;
 		writer->previous_hi = previous_hi;
+		if (writer->by_partition)
+		{
+			writer->counts[p].rows = writer->seen.rows - before.rows;
+			writer->counts[p].classes = writer->seen.classes - before.classes;
+			writer->counts[p].singletons = writer->seen.singletons - before.singletons;
+		}
 	}
+}
+
+/* Bytes the ascending encoding of a state's arrays and buffers takes at most */
+static double
+AscendingBound(const FreqState *state)
+{
+	double		classes = 0;
+
+	for (int p = 0; p < PARTITIONS; p++)
+		classes += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
+	return classes * MAX_ASCENDING_CLASS_BYTES;
 }
 
 /* Write one class of the fixed encoding into a buffer sized up front */
@@ -2267,13 +2732,15 @@ WriteFixedClass(const QidFingerprint *key, int64 count, void *arg)
 	pq_writeint64(buf, count);
 }
 
-/* Overwrite eight bytes of a message with an int64 in network order */
+/* The header fields after a message's encoding: rows, singletons, parameter, classes */
 static void
-PatchInt64(char *at, int64 value)
+SendHeader(StringInfo buf, const FreqCounts *seen, const FreqState *state)
 {
-	uint64		n = pg_hton64((uint64) value);
-
-	memcpy(at, &n, sizeof(n));
+	pq_sendint64(buf, seen->rows);
+	pq_sendint64(buf, seen->singletons);
+	pq_sendbyte(buf, state->has_param ? 1 : 0);
+	pq_sendfloat8(buf, state->param);
+	pq_sendint64(buf, seen->classes);
 }
 
 /*
@@ -2286,13 +2753,12 @@ bytea *
 FreqStateSerialize(FreqState *state)
 {
 	StringInfoData buf;
-	AscendingWriter writer = {NULL, 0, 0, {0, 0, 0}};
+	AscendingWriter writer = MEMORY_WRITER;
 	int			encoding;
 	double		bytes;
 	bool		arrays_only = false;
 	bool		one_pass = false;
 	int			counts_at;
-	int			classes_at;
 
 	/* held rows first: counting them may partition the state */
 	FlushHeldRows(state);
@@ -2302,21 +2768,19 @@ FreqStateSerialize(FreqState *state)
 	encoding = state->single == NULL ? ENCODING_ASCENDING : ENCODING_FIXED;
 	if (encoding == ENCODING_ASCENDING)
 	{
-		if (state->attached == NULL && !HasRuns(state) && state->encoded == NULL)
+		if (state->attached == NULL && !HasRuns(state) && !Undecoded(state))
 			SortBuffersInPlace(state);
 		/* sorting may have spilled */
-		arrays_only = state->attached == NULL && !HasRuns(state) && state->encoded == NULL;
+		arrays_only = state->attached == NULL && !HasRuns(state) && !Undecoded(state);
 		if (!arrays_only)
 			DrainBuffers(state);
 	}
 	if (arrays_only)
 	{
 		/* room for the longest encoding of every class: then one pass writes it */
-		double		bound = 0;
+		double		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ +
+			AscendingBound(state);
 
-		for (int p = 0; p < PARTITIONS; p++)
-			bound += (double) (state->parts[p].nclasses + state->parts[p].nbuffered);
-		bound = SERIALIZED_HEADER_BYTES + VARHDRSZ + bound * MAX_ASCENDING_CLASS_BYTES;
 		one_pass = bound < MAX_MESSAGE_BYTES;
 		if (one_pass)
 			writer.bytes = bound - (SERIALIZED_HEADER_BYTES + VARHDRSZ);
@@ -2351,12 +2815,7 @@ FreqStateSerialize(FreqState *state)
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
 	pq_sendbyte(&buf, encoding);
 	counts_at = buf.len;
-	pq_sendint64(&buf, writer.seen.rows);
-	pq_sendint64(&buf, writer.seen.singletons);
-	pq_sendbyte(&buf, state->has_param ? 1 : 0);
-	pq_sendfloat8(&buf, state->param);
-	classes_at = buf.len;
-	pq_sendint64(&buf, writer.seen.classes);
+	SendHeader(&buf, &writer.seen, state);
 	if (encoding == ENCODING_ASCENDING)
 	{
 		/* the buffer was enlarged for every class by the sizing pass or the bound */
@@ -2372,10 +2831,12 @@ FreqStateSerialize(FreqState *state)
 		buf.data[buf.len] = '\0';
 		if (one_pass)
 		{
-			/* the counters were only known once written */
-			PatchInt64(buf.data + counts_at, writer.seen.rows);
-			PatchInt64(buf.data + counts_at + sizeof(int64), writer.seen.singletons);
-			PatchInt64(buf.data + classes_at, writer.seen.classes);
+			/* the counters were only known once written: write the header again */
+			int			end = buf.len;
+
+			buf.len = counts_at;
+			SendHeader(&buf, &writer.seen, state);
+			buf.len = end;
 			/* give back the room the longest encoding would have needed */
 			buf.data = repalloc(buf.data, buf.len + 1);
 			buf.maxlen = buf.len + 1;
@@ -2440,7 +2901,7 @@ FreqStateLend(FreqState *state)
 
 	FlushHeldRows(state);
 	if (state->single != NULL || state->windowed || state->attached != NULL ||
-		state->encoded != NULL || HasRuns(state))
+		Undecoded(state) || HasRuns(state))
 		return FreqStateSerialize(state);
 	/* a state shared by several aggregates is lent once for each */
 	if (!state->buffers_sorted)
@@ -2546,71 +3007,97 @@ ReadAscendingClass(const char **at, const char *end, uint64 *previous_hi,
 	return true;
 }
 
-/* Decode n classes of an ascending stream that DeserializeAscending validated */
+/*
+ * Decode n classes of an ascending stream: a message's, which
+ * DeserializeAscending validated when it was received, or (check->partition
+ * set) a worker file's, checked here as they are decoded
+ */
 static void
 DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
-			  CountedClass *classes, int64 n)
+			  CountedClass *classes, int64 n, DecodeCheck *check)
 {
 	for (int64 i = 0; i < n; i++)
 	{
+		const CountedClass *class = &classes[i];
+
 		if ((i & INTERRUPT_CHECK_MASK) == 0)
 			CHECK_FOR_INTERRUPTS();
-		/* validated already: cannot fail */
 		if (!ReadAscendingClass(at, end, previous_hi, &classes[i]))
 			FreqStateCorrupt("The state's classes are truncated.");
+		/* classes in memory were validated when received; a worker file's are now */
+		if (check->partition < 0)
+			continue;
+		if (PartitionOf(&class->key) != check->partition ||
+			(check->started && (class->key.hi < check->previous.hi ||
+								(class->key.hi == check->previous.hi &&
+								 class->key.lo <= check->previous.lo))))
+			FreqStateCorrupt("The state's classes are not in ascending order.");
+		if (class->count <= 0 || class->count > check->expected.rows - check->seen.rows)
+			FreqStateCorrupt("A class of the state has an impossible size.");
+		check->started = true;
+		check->previous = class->key;
+		CountClassInto(&check->seen, class->count);
 	}
 }
 
 /*
  * Decode a received state's encoded partitions into sorted arrays, or
  * straight into runs where an array would not fit the budget, and drop the
- * encoded copy.  The in-memory counters then cover the arrays only.
+ * encoded copy (or close the worker file).  The in-memory counters then
+ * cover the arrays only.
  */
 static void
 DecodePartitions(FreqState *state)
 {
 	FreqCounts	in_memory = {0, 0, 0};
 
-	if (state->encoded == NULL)
+	if (!Undecoded(state))
 		return;
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		FreqPartition *partition = &state->parts[p];
-		const char *at = partition->encoded;
-		uint64		previous_hi = partition->encoded_base_hi;
+		MergeSource source;
+		RunWriter  *writer = NULL;
 
 		CHECK_FOR_INTERRUPTS();
-		partition->encoded = NULL;
-		if (partition->nencoded == 0)
-			continue;
-		if (SpillAllowed(state) &&
+		OpenPartitionSource(&source, state, p, WindowBytes(state, 1, 1));
+		if (partition->nencoded > 0 && SpillAllowed(state) &&
 			state->memory + (double) MappedBytes(partition->nencoded) > (double) state->budget)
 		{
 			/* a partition too large for the budget goes straight to a run */
-			RunWriter  *writer = palloc(sizeof(RunWriter));
-			CountedClass *chunk = palloc(RUN_CHUNK_CLASSES * sizeof(CountedClass));
-
 			elog(DEBUG1, "qidrisk: writing a received partition of " INT64_FORMAT
 				 " classes to a temporary file", partition->nencoded);
+			writer = palloc(sizeof(RunWriter));
 			BeginRun(writer, state, partition);
-			for (int64 done = 0; done < partition->nencoded; done += RUN_CHUNK_CLASSES)
-			{
-				int64		n = Min(RUN_CHUNK_CLASSES, partition->nencoded - done);
-
-				DecodeClasses(&at, partition->encoded_end, &previous_hi, chunk, n);
-				WriteRunClasses(writer, chunk, n);
-			}
-			EndRun(writer);
-			pfree(chunk);
-			pfree(writer);
-			continue;
 		}
-		GrowClassArray(state, partition, partition->nencoded);
-		DecodeClasses(&at, partition->encoded_end, &previous_hi, partition->classes,
-					  partition->nencoded);
-		partition->nclasses = partition->nencoded;
-		for (int64 i = 0; i < partition->nclasses; i++)
-			CountClassInto(&in_memory, partition->classes[i].count);
+		else if (partition->nencoded > 0)
+			GrowClassArray(state, partition, partition->nencoded);
+		for (;;)
+		{
+			int64		n = source.end - source.at;
+
+			if (writer != NULL)
+				WriteRunClasses(writer, source.at, n);
+			else if (n > 0)
+			{
+				memcpy(partition->classes + partition->nclasses, source.at,
+					   n * sizeof(CountedClass));
+				partition->nclasses += n;
+				for (int64 i = 0; i < n; i++)
+					CountClassInto(&in_memory, source.at[i].count);
+			}
+			if (source.left == 0)
+				break;
+			RefillSource(&source);
+		}
+		CloseSource(&source);
+		if (writer != NULL)
+		{
+			EndRun(writer);
+			pfree(writer);
+		}
+		partition->encoded = NULL;
+		partition->in_file = false;
 	}
 	state->rows = in_memory.rows;
 	state->classes = in_memory.classes;
@@ -2620,16 +3107,15 @@ DecodePartitions(FreqState *state)
 }
 
 /*
- * Read an ascending stream of nclasses classes.  One pass validates it and
- * finds where each partition starts.  A partitioned state then keeps a copy
- * of the encoded classes, which readers merge straight from the encoding and
- * anything else decodes first (DecodePartitions), if the copy fits the
- * budget; otherwise the partitions are decoded now.  A state too small to be
- * partitioned adds the classes.
+ * Read an ascending stream of nclasses classes in a message.  One pass
+ * validates it and finds where each partition starts.  A partitioned state
+ * then keeps a copy of the encoded classes, which readers merge straight
+ * from the encoding and anything else decodes first (DecodePartitions), if
+ * the copy fits the budget; otherwise the partitions are decoded now.  A
+ * state too small to be partitioned adds the classes.
  */
 static void
-DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows,
-					 bool durable)
+DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 rows)
 {
 	const char *start = buf->data + buf->cursor;
 	const char *end = buf->data + buf->len;
@@ -2689,21 +3175,18 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 		return;
 	}
 
-	/*
-	 * Keep the encoding: where it is, in a message that outlives the state;
-	 * as a copy, if that fits the budget; otherwise decode it now
-	 */
+	/* keep the encoding if it fits the budget (a copy of a message's), else decode it now */
 	state->encoded_bytes = end - start;
-	state->encoded_copy = !durable &&
-		state->memory + (double) state->encoded_bytes <= (double) state->budget;
-	if (state->encoded_copy)
+	state->encoded = (char *) start;
+	if (state->memory + (double) state->encoded_bytes <= (double) state->budget)
 	{
-		state->encoded = MemoryContextAllocHuge(state->context, state->encoded_bytes);
-		memcpy(state->encoded, start, state->encoded_bytes);
+		MappedCopy *mapped = MapCopy(state->context, state->encoded_bytes);
+
+		memcpy(mapped->base, start, state->encoded_bytes);
+		state->encoded = mapped->base;
+		state->encoded_copy = mapped;
 		state->memory += (double) state->encoded_bytes;
 	}
-	else
-		state->encoded = (char *) start;
 	for (p = 0; p < PARTITIONS; p++)
 	{
 		state->parts[p].encoded = state->encoded + (starts[p] - start);
@@ -2714,17 +3197,211 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	state->rows = seen.rows;
 	state->classes = seen.classes;
 	state->singletons = seen.singletons;
-	if (!durable && !state->encoded_copy)
+	if (state->encoded_copy == NULL)
 		DecodePartitions(state);
 }
 
+/* A temporary file holding a worker's classes, as a message names it */
+typedef struct HandoverFile
+{
+	FileSet		fileset;
+	char		name[64];
+	off_t		length;
+} HandoverFile;
+
 /*
- * Rebuild a state from FreqStateSerialize's output, validating everything.
- * A durable message outlives the state, which then reads its classes from
- * the message instead of a copy.
+ * A file the leader has read, deleted when the memory context of the
+ * aggregate that read it is reset (at the end of the query, on a rescan,
+ * or when an error aborts the (sub)transaction): a state shared by several
+ * aggregates is written once, and the finalize may read it for each of
+ * them.  The subtransaction that read it is kept, so that the end of a
+ * subtransaction deletes no file a (sub)transaction still running reads
+ * (FreqStateRemoveHandoverFiles).
  */
-static FreqState *
-DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
+typedef struct ReadFile
+{
+	dlist_node	node;
+	HandoverFile handover;
+	SubTransactionId subid;
+	MemoryContextCallback delete;
+} ReadFile;
+
+/* The files read and not yet deleted */
+static dlist_head read_files = DLIST_STATIC_INIT(read_files);
+
+/* Memory context reset callback: delete a file read, also during an abort */
+static void
+DeleteReadFile(void *arg)
+{
+	ReadFile   *read = (ReadFile *) arg;
+
+	dlist_delete(&read->node);
+	(void) FileSetDelete(&read->handover.fileset, read->handover.name, false);
+}
+
+/* Have a file read deleted with context, unless it is already to be */
+static void
+DeleteWithContext(MemoryContext context, const HandoverFile *handover)
+{
+	dlist_iter	iter;
+	ReadFile   *read;
+
+	dlist_foreach(iter, &read_files)
+	{
+		read = dlist_container(ReadFile, node, iter.cur);
+		if (strcmp(read->handover.name, handover->name) == 0)
+			return;
+	}
+	read = MemoryContextAlloc(context, sizeof(ReadFile));
+	read->handover = *handover;
+	read->subid = GetCurrentSubTransactionId();
+	read->delete.func = DeleteReadFile;
+	read->delete.arg = read;
+	MemoryContextRegisterResetCallback(context, &read->delete);
+	dlist_push_tail(&read_files, &read->node);
+}
+
+/* The file set where parallel workers leave their states for leader_pid */
+static void
+HandoverFileSet(FileSet *fileset, int32 leader_pid)
+{
+	/* the worker's temporary tablespaces, as it would spill */
+	FileSetInit(fileset);
+	fileset->creator_pid = leader_pid;
+	fileset->number = HANDOVER_FILESET_NUMBER;
+}
+
+/* The name of a worker's file: its process and a number it has not used */
+static void
+HandoverFileName(char *name, int32 sender_pid, uint32 sequence)
+{
+	snprintf(name, sizeof(((HandoverFile *) NULL)->name), "qidrisk.%d.%u",
+			 sender_pid, sequence);
+}
+
+/* What a file message says about its file (FreqStateSendFile) */
+typedef struct FileReference
+{
+	HandoverFile handover;
+	off_t		offsets[PARTITIONS];	/* where each partition's classes start */
+	FreqCounts	counts[PARTITIONS]; /* what each partition holds */
+} FileReference;
+
+/*
+ * Read a file message's reference to its file: it must be for this process
+ * and statement, in this process's file set, its partitions in order within
+ * the file
+ */
+static void
+ReadFileReference(StringInfo buf, FileReference *reference)
+{
+	HandoverFile *handover = &reference->handover;
+	int32		leader_pid;
+	int64		statement_start;
+	int32		sender_pid;
+	uint32		sequence;
+	int			ntablespaces;
+
+	if (buf->len - buf->cursor < (int) (4 * sizeof(int32) + 2 * sizeof(int64)))
+		FreqStateCorrupt("The state's file reference is truncated.");
+	leader_pid = pq_getmsgint(buf, sizeof(int32));
+	statement_start = pq_getmsgint64(buf);
+	sender_pid = pq_getmsgint(buf, sizeof(int32));
+	sequence = (uint32) pq_getmsgint(buf, sizeof(int32));
+	handover->length = (off_t) pq_getmsgint64(buf);
+	ntablespaces = pq_getmsgint(buf, sizeof(int32));
+	if (leader_pid != MyProcPid || statement_start != GetCurrentStatementStartTimestamp())
+		FreqStateCorrupt("The state's file was left for another process or statement.");
+	if (ntablespaces < 1 || ntablespaces > (int) lengthof(handover->fileset.tablespaces) ||
+		buf->len - buf->cursor < ntablespaces * (int) sizeof(Oid) +
+		PARTITIONS * 4 * (int) sizeof(int64) || handover->length < 0)
+		FreqStateCorrupt("The state's file reference is invalid.");
+	handover->fileset.creator_pid = MyProcPid;
+	handover->fileset.number = HANDOVER_FILESET_NUMBER;
+	handover->fileset.ntablespaces = ntablespaces;
+	for (int i = 0; i < ntablespaces; i++)
+		handover->fileset.tablespaces[i] = (Oid) pq_getmsgint(buf, sizeof(Oid));
+	HandoverFileName(handover->name, sender_pid, sequence);
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqCounts *counts = &reference->counts[p];
+		off_t		previous = p == 0 ? 0 : reference->offsets[p - 1];
+
+		reference->offsets[p] = (off_t) pq_getmsgint64(buf);
+		counts->classes = pq_getmsgint64(buf);
+		counts->rows = pq_getmsgint64(buf);
+		counts->singletons = pq_getmsgint64(buf);
+		if ((p == 0 && reference->offsets[p] != 0) || reference->offsets[p] < previous ||
+			reference->offsets[p] > handover->length || counts->classes < 0 ||
+			counts->rows < counts->classes || counts->singletons < 0 ||
+			counts->singletons > counts->classes)
+			FreqStateCorrupt("The state's file reference is invalid.");
+	}
+	/* a partition's classes take at least MIN_ASCENDING_CLASS_BYTES each */
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		off_t		end = p + 1 < PARTITIONS ? reference->offsets[p + 1] : handover->length;
+
+		if (reference->counts[p].classes >
+			(end - reference->offsets[p]) / (off_t) MIN_ASCENDING_CLASS_BYTES)
+			FreqStateCorrupt("The state's file reference is invalid.");
+	}
+}
+
+/*
+ * Let a received state read its classes from the worker's file, partition
+ * by partition, as it merges them: nothing is read now.  The file is closed
+ * with the state and deleted when the aggregate's context is reset.
+ */
+static void
+AttachWorkerFile(FreqState *state, const FileReference *reference, MemoryContext context)
+{
+	const HandoverFile *handover = &reference->handover;
+	FreqCounts	total = {0, 0, 0};
+	File		file;
+
+	/* the partitions' counts are not negative (ReadFileReference), so none exceeds the sum */
+	for (int p = 0; p < PARTITIONS; p++)
+		if (pg_add_s64_overflow(total.rows, reference->counts[p].rows, &total.rows) ||
+			pg_add_s64_overflow(total.classes, reference->counts[p].classes, &total.classes) ||
+			pg_add_s64_overflow(total.singletons, reference->counts[p].singletons,
+								&total.singletons))
+			FreqStateCorrupt("The state's classes do not add up to its header.");
+	if (total.rows != state->rows || total.classes != state->classes ||
+		total.singletons != state->singletons)
+		FreqStateCorrupt("The state's classes do not add up to its header.");
+	file = FileSetOpen((FileSet *) &handover->fileset, handover->name, O_RDONLY | PG_BINARY);
+	if (file <= 0)
+		FreqStateCorrupt("The state's file is no longer available.");
+	DeleteWithContext(context, handover);
+	state->encoded_file = MemoryContextAlloc(state->context, sizeof(EncodedFile));
+	state->encoded_file->file = file;
+	state->encoded_file->close.func = CloseEncodedFile;
+	state->encoded_file->close.arg = state->encoded_file;
+	MemoryContextRegisterResetCallback(state->context, &state->encoded_file->close);
+	if (FileSize(file) != handover->length)
+		FreqStateCorrupt("The state's file does not have the length its message says.");
+	Assert(state->single == NULL);
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		FreqPartition *partition = &state->parts[p];
+
+		partition->in_file = true;
+		partition->file_offset = reference->offsets[p];
+		partition->file_length = (p + 1 < PARTITIONS ? reference->offsets[p + 1] :
+								  handover->length) - reference->offsets[p];
+		partition->file_counts = reference->counts[p];
+		partition->nencoded = reference->counts[p].classes;
+	}
+	state->streamed = false;
+}
+
+/*
+ * Rebuild a state from FreqStateSerialize's or FreqStateSendFile's output,
+ * validating everything.
+ */
+FreqState *
+FreqStateDeserialize(MemoryContext context, bytea *bytes)
 {
 	StringInfoData buf;
 	FreqState  *state;
@@ -2737,6 +3414,7 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	int			version;
 	int			encoding;
 	FreqCounts	spilled;
+	FileReference reference;
 
 	buf.data = VARDATA_ANY(bytes);
 	buf.len = VARSIZE_ANY_EXHDR(bytes);
@@ -2751,11 +3429,11 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	encoding = pq_getmsgbyte(&buf);
 	if (encoding == ENCODING_LENT)
 		return ReclaimLentState(context, &buf);
-	if (encoding == ENCODING_SHARED)
-		FreqStateCorrupt("The state lies in shared memory that this aggregate cannot reach.");
-	if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
+	if (encoding == ENCODING_FILE)
+		ReadFileReference(&buf, &reference);
+	else if (encoding != ENCODING_FIXED && encoding != ENCODING_ASCENDING)
 		FreqStateCorrupt("The state's classes are in an unknown encoding.");
-	if (buf.len < (int) SERIALIZED_HEADER_BYTES)
+	if (buf.len - buf.cursor < (int) SERIALIZED_HEADER_BYTES - 2)
 		FreqStateCorrupt("The state is shorter than its header.");
 	rows = pq_getmsgint64(&buf);
 	singletons = pq_getmsgint64(&buf);
@@ -2770,14 +3448,26 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 		(double) (buf.len - buf.cursor) != (double) nclasses * SERIALIZED_CLASS_BYTES)
 		FreqStateCorrupt("The state's length does not match its number of classes.");
 
-	state = FreqStateCreate(context, (Size) nclasses);
+	/*
+	 * A worker's file holds a partitioned state, whose classes are read
+	 * partition by partition: so is the state that reads them, whatever
+	 * its class count would suggest (the worker decided by its own memory)
+	 */
+	state = CreateState(context, (Size) nclasses, encoding == ENCODING_FILE);
 	state->private_copy = true;
 	running_rows = 0;
 	state->has_param = (has_param == 1);
 	state->param = param;
 	memset(&spilled, 0, sizeof(spilled));
 	if (encoding == ENCODING_ASCENDING)
-		DeserializeAscending(state, &buf, nclasses, rows, durable);
+		DeserializeAscending(state, &buf, nclasses, rows);
+	else if (encoding == ENCODING_FILE)
+	{
+		state->rows = rows;
+		state->classes = nclasses;
+		state->singletons = singletons;
+		AttachWorkerFile(state, &reference, context);
+	}
 	for (int64 i = 0; encoding == ENCODING_FIXED && i < nclasses; i++)
 	{
 		QidFingerprint fp;
@@ -2814,104 +3504,205 @@ DeserializeMessage(MemoryContext context, bytea *bytes, bool durable)
 	return state;
 }
 
-FreqState *
-FreqStateDeserialize(MemoryContext context, bytea *bytes)
-{
-	return DeserializeMessage(context, bytes, false);
-}
-
 /*
- * Rebuild a state from a serialized state in the query's shared memory
- * (FreqStateShare), which lives until the Gather that delivered it is shut
- * down, after the finalize aggregate's last read: nothing is copied.
- */
-FreqState *
-FreqStateDeserializeShared(MemoryContext context, bytea *bytes)
-{
-	return DeserializeMessage(context, bytes, true);
-}
-
-/*
- * Whether there is room in /dev/shm, where POSIX shared memory lives on
- * Linux, for length bytes twice over: a full /dev/shm (as in a container's
- * default 64 MB) would make the allocation fail with an error, where the
- * tuple queue still works.
- */
-static bool
-SharedMemoryHasRoom(Size length)
-{
-	struct statvfs fs;
-
-	if (dynamic_shared_memory_type != DSM_IMPL_POSIX)
-		return true;
-	if (statvfs("/dev/shm", &fs) != 0)
-		return false;
-	return (double) fs.f_bavail * (double) fs.f_frsize >= 2.0 * (double) length;
-}
-
-/*
- * Serialize a parallel worker's state into the query's shared memory area,
- * where the leader reads it in place (FreqStateDeserializeShared), and
- * return a message saying where it is; a state under SHARE_FROM_BYTES or
- * over the memory budget, or one the area has no room for, comes back
- * serialized as usual.  The caller
- * guarantees that the message reaches the finalize aggregate of the same
- * query through a Gather (see qidrisk_freq_serialize).  The area frees the
- * chunk when the Gather is shut down.
+ * Send a parallel worker's state to its leader through a temporary file
+ * instead of the tuple queue: the classes in the ascending encoding go to a
+ * new file of the leader's file set (HandoverFileSet), written through a
+ * buffer, and the message names the file, says where each partition starts
+ * and what it holds, and holds the header.  The leader reads nothing in
+ * advance: its merges read each partition from the file through a window
+ * as they need it (AttachWorkerFile), and it deletes the file at the end
+ * of the query; a file a failed statement left is deleted when its
+ * subtransaction is rolled back or at the end of the leader's transaction
+ * (FreqStateRemoveHandoverFiles).  A state shared by several aggregates is
+ * written once, and the same message returned for each.  The classes cross
+ * once as file writes and reads, which cost far less than writing and then
+ * mapping the same bytes as shared memory, a small page at a time.  A
+ * spilled state streams its runs into the file, which is bounded by no
+ * budget or message size.  Returns NULL for a state that is not
+ * partitioned, whose encoding could take less than HANDOVER_FROM_BYTES, or
+ * when temp_file_limit is set: that is serialized as usual.  The caller
+ * guarantees that the message goes to the leader's finalize aggregate in
+ * this statement (see FreqStateHandOver).
  */
 bytea *
-FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid, int64 statement_start)
+FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start)
 {
+	static uint32 sequence = 0;
+	HandoverFile handover;
+	AscendingWriter writer = MEMORY_WRITER;
 	StringInfoData buf;
+	bool		arrays_only;
+	Size		write_bytes;
 
-	/* a state shared by several aggregates is serialized for each: once is enough */
-	if (!DsaPointerIsValid(state->shared_chunk))
+	/* a state shared by several aggregates is written once */
+	if (state->sent != NULL)
+		return (bytea *) pg_detoast_datum_copy((struct varlena *) state->sent);
+
+	/*
+	 * Under temp_file_limit the file would have to fit beside the temporary
+	 * files this process already has open (its spilled runs, other nodes'
+	 * files), which fd.c does not tell: past the limit the write would fail
+	 * where the tuple queue does not
+	 */
+	if (temp_file_limit >= 0)
+		return NULL;
+	FlushHeldRows(state);
+	if (state->single != NULL || state->windowed)
+		return NULL;
+	if (state->attached == NULL && !HasRuns(state) && !Undecoded(state) &&
+		!state->buffers_sorted)
+		SortBuffersInPlace(state);
+	/* sorting may have spilled */
+	arrays_only = state->attached == NULL && !HasRuns(state) && !Undecoded(state);
+	if (arrays_only)
 	{
-		bytea	   *message = FreqStateSerialize(state);
-		Size		length = VARSIZE(message);
-		dsa_pointer chunk;
-
-		/* a state past the budget goes to the leader's run files, not to memory */
-		if (length < SHARE_FROM_BYTES || (double) length > (double) state->budget ||
-			!SharedMemoryHasRoom(length))
-			return message;
-		chunk = dsa_allocate_extended(area, length, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-		if (!DsaPointerIsValid(chunk))
-			return message;
-		memcpy(dsa_get_address(area, chunk), message, length);
-		pfree(message);
-		state->shared_chunk = chunk;
-		state->shared_length = length;
-		elog(DEBUG1, "qidrisk: a parallel worker hands over its partial state in shared memory");
+		if (AscendingBound(state) < HANDOVER_FROM_BYTES)
+			return NULL;
 	}
+	else
+		DrainBuffers(state);
+
+	if (sequence == 0)
+		sequence = (uint32) pg_prng_uint64(&pg_global_prng_state) | 1;
+	sequence++;
+	HandoverFileSet(&handover.fileset, leader_pid);
+	HandoverFileName(handover.name, MyProcPid, sequence);
+	writer.file = FileSetCreate(&handover.fileset, handover.name);
+	/* like a merge's buffers, within 1/32 of the budget */
+	write_bytes = Max(MIN_WINDOW_BYTES, Min(HANDOVER_WRITE_BYTES, state->budget / 32));
+	writer.buffer = palloc(write_bytes + MAX_ASCENDING_CLASS_BYTES);
+	writer.out = writer.buffer;
+	writer.flush_at = (uintptr_t) (writer.buffer + write_bytes);
+	writer.by_partition = true;
+	if (arrays_only)
+		WriteAscendingArrays(state, &writer);
+	else
+		ForEachClass(state, WriteAscendingClass, &writer);
+	/* partitions past the last class are empty, at the end */
+	while (writer.partition < PARTITIONS - 1)
+		StartPartition(&writer, writer.out);
+	(void) FlushAscending(&writer, writer.out);
+	FileClose(writer.file);
+	pfree(writer.buffer);
+	elog(DEBUG1, "qidrisk: a parallel worker hands over its partial state in a temporary file");
 
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, QIDRISK_STATE_FORMAT_VERSION);
-	pq_sendbyte(&buf, ENCODING_SHARED);
+	pq_sendbyte(&buf, ENCODING_FILE);
 	pq_sendint32(&buf, leader_pid);
 	pq_sendint64(&buf, statement_start);
-	pq_sendint64(&buf, (int64) state->shared_chunk);
-	pq_sendint64(&buf, (int64) state->shared_length);
+	pq_sendint32(&buf, MyProcPid);
+	pq_sendint32(&buf, (int32) sequence);
+	pq_sendint64(&buf, (int64) writer.written);
+	pq_sendint32(&buf, handover.fileset.ntablespaces);
+	for (int i = 0; i < handover.fileset.ntablespaces; i++)
+		pq_sendint32(&buf, (int32) handover.fileset.tablespaces[i]);
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		pq_sendint64(&buf, (int64) writer.offsets[p]);
+		pq_sendint64(&buf, writer.counts[p].classes);
+		pq_sendint64(&buf, writer.counts[p].rows);
+		pq_sendint64(&buf, writer.counts[p].singletons);
+	}
+	SendHeader(&buf, &writer.seen, state);
+	state->sent = (bytea *) MemoryContextAlloc(state->context, buf.len);
+	SET_VARSIZE(buf.data, buf.len);
+	memcpy(state->sent, buf.data, buf.len);
 	return pq_endtypsend(&buf);
 }
 
-/* Whether bytes is FreqStateShare's message; if so, what it says */
-bool
-FreqStateSharedMessage(bytea *bytes, FreqSharedMessage *message)
+/* The directory of this process's hand-over file set in a tablespace (as FileSetPath) */
+static void
+HandoverDirectory(char *path, Oid tablespace)
 {
-	StringInfoData buf;
+	char		tempdir[MAXPGPATH];
 
-	buf.data = VARDATA_ANY(bytes);
-	buf.len = VARSIZE_ANY_EXHDR(bytes);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	if (buf.len != (int) SHARED_MESSAGE_BYTES ||
-		buf.data[0] != QIDRISK_STATE_FORMAT_VERSION || buf.data[1] != ENCODING_SHARED)
-		return false;
-	buf.cursor = 2;
-	message->leader_pid = pq_getmsgint(&buf, sizeof(int32));
-	message->statement_start = pq_getmsgint64(&buf);
-	message->chunk = (dsa_pointer) pq_getmsgint64(&buf);
-	message->length = (Size) pq_getmsgint64(&buf);
-	return true;
+	TempTablespacePath(tempdir, tablespace);
+	snprintf(path, MAXPGPATH, "%s/%s%lu.%u.fileset", tempdir, PG_TEMP_FILE_PREFIX,
+			 (unsigned long) MyProcPid, HANDOVER_FILESET_NUMBER);
+}
+
+/* Whether a (sub)transaction older than aborted, which goes on, has read the file name */
+static bool
+ReadBefore(const char *name, SubTransactionId aborted)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &read_files)
+	{
+		ReadFile   *read = dlist_container(ReadFile, node, iter.cur);
+
+		if (read->subid < aborted && strcmp(read->handover.name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Delete the files of a hand-over directory but those that (sub)transactions
+ * older than aborted have read, and the directory if it is then empty
+ */
+static void
+SweepHandoverDirectory(const char *path, SubTransactionId aborted)
+{
+	struct stat st;
+	DIR		   *dir;
+	struct dirent *de;
+	bool		kept = false;
+
+	if (stat(path, &st) != 0)
+		return;
+	dir = AllocateDir(path);
+	while ((de = ReadDirExtended(dir, path, LOG)) != NULL)
+	{
+		char		file[MAXPGPATH];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (ReadBefore(de->d_name, aborted))
+		{
+			kept = true;
+			continue;
+		}
+		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+		(void) PathNameDeleteTemporaryFile(file, false);
+	}
+	FreeDir(dir);
+	if (!kept && rmdir(path) != 0 && errno != ENOENT && errno != ENOTEMPTY)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not remove directory \"%s\": %m", path)));
+}
+
+/*
+ * Delete what parallel workers left for this process and it did not read or
+ * has read (a statement that failed, or that succeeded in a transaction
+ * now ending), with the directories: at the end of every transaction of a
+ * process that has led parallel workers (aborted: InvalidSubTransactionId),
+ * and when one of its subtransactions is rolled back, while none of its
+ * parallel queries runs (aborted: that subtransaction; files that older
+ * subtransactions read stay).  In every tablespace: the workers placed
+ * their files by the temp_tablespaces of their query, which may have
+ * changed since and cannot be looked up during an abort; a stat of one
+ * directory for each tablespace.
+ */
+void
+FreqStateRemoveHandoverFiles(SubTransactionId aborted)
+{
+	char		path[MAXPGPATH];
+	DIR		   *dir;
+	struct dirent *de;
+
+	HandoverDirectory(path, DEFAULTTABLESPACE_OID);
+	SweepHandoverDirectory(path, aborted);
+	dir = AllocateDir("pg_tblspc");
+	while ((de = ReadDirExtended(dir, "pg_tblspc", LOG)) != NULL)
+	{
+		if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		HandoverDirectory(path, atooid(de->d_name));
+		SweepHandoverDirectory(path, aborted);
+	}
+	FreeDir(dir);
 }

@@ -216,7 +216,7 @@ qidrisk_freq_deserialize(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = AggregateContext(fcinfo);
 
-	PG_RETURN_POINTER(FreqStateTakeOver(fcinfo, aggcontext, PG_GETARG_BYTEA_PP(0)));
+	PG_RETURN_POINTER(FreqStateDeserialize(aggcontext, PG_GETARG_BYTEA_PP(0)));
 }
 
 Datum

@@ -7,24 +7,39 @@
  * PostgreSQL sends every partial state through its Gather's 64 kB tuple
  * queue as one bytea, which the leader then copies.  For an ungrouped
  * partial aggregate two shortcuts apply: the leader's own state is lent to
- * its finalize in memory (FreqStateLend), and a worker's large state is left
- * in the query's shared memory area (FreqStateShare), where the leader reads
- * it in place.  The message then only names the state.  Everything else, and
- * every state a shortcut does not fit, is serialized as usual.
+ * its finalize in memory (FreqStateLend), and a worker's large state goes
+ * to the leader through a temporary file (FreqStateSendFile).  The message
+ * then only names the state.  Everything else, and every state a shortcut
+ * does not fit, is serialized as usual.
  */
 #include "postgres.h"
 
 #include "access/parallel.h"
 #include "access/xact.h"
-#include "catalog/pg_type.h"
-#include "executor/execParallel.h"
-#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
-#include "nodes/nodeFuncs.h"
 #include "storage/proc.h"
 
 #include "qidrisk.h"
+
+/*
+ * Whether the caller is the ungrouped partial aggregate (the initial,
+ * serializing split of a plain aggregation) of a parallel query; its one
+ * output row goes up through the Gather to the finalize aggregate in the
+ * leader.  Citus calls the serialization function from an aggregate of its
+ * own, whose split is not a partial one.
+ */
+static bool
+UngroupedPartialAggregate(FunctionCallInfo fcinfo)
+{
+	AggState   *aggstate;
+
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return false;
+	aggstate = (AggState *) fcinfo->context;
+	return aggstate->aggsplit == AGGSPLIT_INITIAL_SERIAL &&
+		aggstate->aggstrategy == AGG_PLAIN;
+}
 
 /*
  * Whether a partial state may be lent instead of serialized: only that of
@@ -32,216 +47,76 @@
  * Gather (the query's shared memory area is installed exactly then), whose
  * one output row goes up through the Gather to the finalize aggregate in
  * this same process and is taken back there before the partial aggregate's
- * context is reset.  A worker's state must travel, and so must any other
- * caller's: Citus calls the serialization function from an aggregate of its
- * own, whose split is not a partial one, and a partial aggregate above a
- * Gather (which PostgreSQL does not plan) would not see the area.  Should a
- * lent state's message still reach another process or query, taking it back
- * fails with an error, never with a wrong answer.
+ * context is reset.  A partial aggregate above a Gather (which PostgreSQL
+ * does not plan) would not see the area.  Should a lent state's message
+ * still reach another process or query, taking it back fails with an error,
+ * never with a wrong answer.
  */
 static bool
 LeaderKeepsPartialState(FunctionCallInfo fcinfo)
 {
-	AggState   *aggstate;
-
-	if (IsParallelWorker() || fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
-		return false;
-	aggstate = (AggState *) fcinfo->context;
-	return aggstate->ss.ps.state->es_query_dsa != NULL &&
-		aggstate->aggsplit == AGGSPLIT_INITIAL_SERIAL &&
-		aggstate->aggstrategy == AGG_PLAIN;
+	return !IsParallelWorker() && UngroupedPartialAggregate(fcinfo) &&
+		((AggState *) fcinfo->context)->ss.ps.state->es_query_dsa != NULL;
 }
 
-/*
- * The query's shared memory area, if the caller is the ungrouped partial
- * aggregate of a parallel worker: its one output row goes through the
- * Gather to the leader's finalize aggregate, which can read a state from the
- * area until that Gather is shut down, after its final functions.
- */
-static dsa_area *
-WorkerSharedArea(FunctionCallInfo fcinfo)
-{
-	AggState   *aggstate;
-
-	if (!IsParallelWorker() || fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
-		return NULL;
-	aggstate = (AggState *) fcinfo->context;
-	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || aggstate->aggstrategy != AGG_PLAIN)
-		return NULL;
-	return aggstate->ss.ps.state->es_query_dsa;
-}
-
-/*
- * Whether slot holds a tuple with a bytea column equal to message.  Equal,
- * not the same: the finalize aggregate reads its first input tuple from a
- * copy.
- */
-static bool
-SlotCarriesMessage(TupleTableSlot *slot, bytea *message)
-{
-	TupleDesc	desc;
-
-	if (slot == NULL || TTS_EMPTY(slot))
-		return false;
-	desc = slot->tts_tupleDescriptor;
-	slot_getallattrs(slot);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		bytea	   *column;
-
-		if (slot->tts_isnull[i] || TupleDescAttr(desc, i)->atttypid != BYTEAOID)
-			continue;
-		column = (bytea *) DatumGetPointer(slot->tts_values[i]);
-		/* the message is short and plain: compressed or external columns are others */
-		if (VARATT_IS_EXTENDED(column) && !VARATT_IS_SHORT(column))
-			continue;
-		if (VARSIZE_ANY_EXHDR(column) == VARSIZE_ANY_EXHDR(message) &&
-			memcmp(VARDATA_ANY(column), VARDATA_ANY(message), VARSIZE_ANY_EXHDR(message)) == 0)
-			return true;
-	}
-	return false;
-}
-
-typedef struct GatherSearch
-{
-	bytea	   *message;		/* the message naming the state */
-	struct ParallelExecutorInfo **pei;	/* the parallel state of the Gather holding it */
-} GatherSearch;
-
-/* planstate_tree_walker callback: find the Gather whose current tuple carries the message */
-static bool
-FindDeliveringGather(PlanState *planstate, void *arg)
-{
-	GatherSearch *search = (GatherSearch *) arg;
-
-	if (planstate == NULL)
-		return false;
-	if (IsA(planstate, GatherState))
-	{
-		GatherState *gather = (GatherState *) planstate;
-
-		if (gather->pei != NULL && SlotCarriesMessage(gather->funnel_slot, search->message))
-		{
-			search->pei = &gather->pei;
-			return true;
-		}
-	}
-	else if (IsA(planstate, GatherMergeState))
-	{
-		GatherMergeState *gather = (GatherMergeState *) planstate;
-
-		for (int i = 1; gather->pei != NULL && gather->gm_slots != NULL && i <= gather->nreaders; i++)
-			if (SlotCarriesMessage(gather->gm_slots[i], search->message))
-			{
-				search->pei = &gather->pei;
-				return true;
-			}
-	}
-	return planstate_tree_walker(planstate, FindDeliveringGather, arg);
-}
-
-/*
- * A chunk of a Gather's shared memory that a finalize aggregate reads a
- * worker's state from, to be freed when the aggregate's context is reset
- */
-typedef struct SharedChunk
-{
-	dlist_node	node;
-	struct ParallelExecutorInfo **pei;	/* the Gather's, NULL once it is shut down */
-	dsa_area   *area;
-	dsa_pointer chunk;
-	MemoryContextCallback release;
-} SharedChunk;
-
-/* The chunks in use, so that a chunk read by several aggregates is freed once */
-static dlist_head shared_chunks = DLIST_STATIC_INIT(shared_chunks);
-
-/*
- * Memory context reset callback: free the chunk if its Gather still holds
- * the area, as when the plan is rescanned (a new scan's workers leave new
- * chunks).  Once the Gather is shut down, at the end of the query, the area
- * is gone and took the chunk with it; during an abort nothing may be touched.
- */
-static void
-ReleaseSharedChunk(void *arg)
-{
-	SharedChunk *use = (SharedChunk *) arg;
-
-	dlist_delete(&use->node);
-	if (IsTransactionState() && *use->pei != NULL && (*use->pei)->area == use->area)
-		dsa_free(use->area, use->chunk);
-}
-
-/*
- * The serialized state a worker left in shared memory (FreqStateShare).  The
- * message must name this process and statement, and the area is that of the
- * Gather below this finalize aggregate whose current tuple carries the
- * message: proof that the message came from this query's workers, so that
- * its address is one of this area's.  The chunk is freed with the
- * aggregate's context (ReleaseSharedChunk).
- */
-static bytea *
-SharedState(FunctionCallInfo fcinfo, MemoryContext aggcontext, bytea *message,
-			const FreqSharedMessage *shared)
-{
-	GatherSearch search = {message, NULL};
-	dsa_area   *area;
-	bytea	   *state;
-	dlist_iter	iter;
-	SharedChunk *use;
-
-	if (shared->leader_pid == MyProcPid &&
-		shared->statement_start == GetCurrentStatementStartTimestamp() &&
-		DsaPointerIsValid(shared->chunk) &&
-		fcinfo->context != NULL && IsA(fcinfo->context, AggState))
-		(void) planstate_tree_walker((PlanState *) fcinfo->context, FindDeliveringGather, &search);
-	if (search.pei == NULL)
-		FreqStateCorrupt("The state lies in shared memory that this aggregate cannot reach.");
-	area = (*search.pei)->area;
-	state = (bytea *) dsa_get_address(area, shared->chunk);
-	if (shared->length < VARHDRSZ || VARSIZE(state) != shared->length)
-		FreqStateCorrupt("The state in shared memory does not have the length its message says.");
-
-	dlist_foreach(iter, &shared_chunks)
-	{
-		use = dlist_container(SharedChunk, node, iter.cur);
-		if (use->area == area && use->chunk == shared->chunk)
-			return state;
-	}
-	use = MemoryContextAlloc(aggcontext, sizeof(SharedChunk));
-	use->pei = search.pei;
-	use->area = area;
-	use->chunk = shared->chunk;
-	use->release.func = ReleaseSharedChunk;
-	use->release.arg = use;
-	MemoryContextRegisterResetCallback(aggcontext, &use->release);
-	dlist_push_tail(&shared_chunks, &use->node);
-	return state;
-}
-
-/* The serialization function's message for state: lent, shared or serialized */
+/* The serialization function's message for state: lent, in a file or serialized */
 bytea *
 FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state)
 {
-	dsa_area   *area;
-
 	if (LeaderKeepsPartialState(fcinfo))
 		return FreqStateLend(state);
-	area = WorkerSharedArea(fcinfo);
-	if (area != NULL && MyProc->lockGroupLeader != NULL)
-		return FreqStateShare(state, area, MyProc->lockGroupLeader->pid,
-							  GetCurrentStatementStartTimestamp());
+	if (IsParallelWorker() && UngroupedPartialAggregate(fcinfo) &&
+		MyProc->lockGroupLeader != NULL)
+	{
+		bytea	   *message = FreqStateSendFile(state, MyProc->lockGroupLeader->pid,
+												GetCurrentStatementStartTimestamp());
+
+		if (message != NULL)
+			return message;
+	}
 	return FreqStateSerialize(state);
 }
 
-/* The state a serialization function's message hands over (FreqStateHandOver) */
-FreqState *
-FreqStateTakeOver(FunctionCallInfo fcinfo, MemoryContext aggcontext, bytea *message)
+/* Whether this process has led parallel workers, which may have left it files */
+static bool
+LedParallelWorkers(void)
 {
-	FreqSharedMessage shared;
+	return MyProc != NULL && MyProc->lockGroupLeader == MyProc;
+}
 
-	if (FreqStateSharedMessage(message, &shared))
-		return FreqStateDeserializeShared(aggcontext,
-										  SharedState(fcinfo, aggcontext, message, &shared));
-	return FreqStateDeserialize(aggcontext, message);
+/*
+ * Transaction callback: at its end, a process that has led parallel
+ * workers deletes what they left for it
+ */
+static void
+AtTransactionEnd(XactEvent event, void *arg pg_attribute_unused())
+{
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		 event == XACT_EVENT_PREPARE) && LedParallelWorkers())
+		FreqStateRemoveHandoverFiles(InvalidSubTransactionId);
+}
+
+/*
+ * Subtransaction callback: a rolled-back subtransaction's parallel queries
+ * (their workers have exited) leave nothing behind, so that a loop of
+ * failing exception blocks does not pile files up.  While a parallel query
+ * of an enclosing level runs, its workers' files cannot be told apart and
+ * stay to the end of the transaction.
+ */
+static void
+AtSubTransactionEnd(SubXactEvent event, SubTransactionId subid,
+					SubTransactionId parent pg_attribute_unused(),
+					void *arg pg_attribute_unused())
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && LedParallelWorkers() &&
+		!ParallelContextActive())
+		FreqStateRemoveHandoverFiles(subid);
+}
+
+/* Have a parallel leader delete the hand-over files at the end of (sub)transactions */
+void
+QidHandoverRegisterCallbacks(void)
+{
+	RegisterXactCallback(AtTransactionEnd, NULL);
+	RegisterSubXactCallback(AtSubTransactionEnd, NULL);
 }

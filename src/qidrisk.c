@@ -77,6 +77,8 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("qidrisk");
+	/* a parallel leader deletes the hand-over files a failed statement left */
+	QidHandoverRegisterCallbacks();
 }
 
 /* Bytes one frequency state may occupy */

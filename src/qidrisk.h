@@ -15,7 +15,6 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
-#include "utils/dsa.h"
 #include "utils/sortsupport.h"
 
 /* Format version written at the head of every serialized state */
@@ -209,6 +208,8 @@ typedef struct FreqEntry
 
 struct freqhash_hash;
 typedef struct FreqPartition FreqPartition;
+typedef struct MappedCopy MappedCopy;
+typedef struct EncodedFile EncodedFile;
 
 /*
  * Transition state shared by every frequency aggregate.  Read its counters
@@ -239,7 +240,8 @@ typedef struct FreqState
 	int64		streamed_singletons;
 	char	   *encoded;		/* a received state's classes, not yet decoded */
 	Size		encoded_bytes;
-	bool		encoded_copy;	/* encoded is ours (not the message's) */
+	MappedCopy *encoded_copy;	/* where encoded lies, if it is ours */
+	EncodedFile *encoded_file;	/* or the worker's file its classes lie in */
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
 	bool		private_copy;	/* made by deserialization, owned by context */
@@ -247,8 +249,8 @@ typedef struct FreqState
 								 * (FreqStateLend): shares its arrays, which
 								 * belong to the partial aggregate; only read */
 	bool		buffers_sorted; /* each partition buffer is sorted and summed */
-	dsa_pointer shared_chunk;	/* where FreqStateShare left it, if it did */
-	Size		shared_length;
+	bytea	   *sent;			/* the message naming the file FreqStateSendFile
+								 * wrote it to, if it did */
 	int64		rows;			/* rows counted so far */
 	int64		classes;		/* distinct fingerprints */
 	int64		singletons;		/* classes of size 1 */
@@ -299,24 +301,12 @@ extern bytea *FreqStateSerialize(FreqState *state);
 extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
 extern bytea *FreqStateLend(FreqState *state);
 pg_noreturn extern void FreqStateCorrupt(const char *detail);
-/* Where a parallel worker left its state (FreqStateShare), and for whom */
-typedef struct FreqSharedMessage
-{
-	int32		leader_pid;		/* the parallel leader the worker served */
-	int64		statement_start;	/* the statement's start (TimestampTz) */
-	dsa_pointer chunk;			/* the serialized state in the query's area */
-	Size		length;
-} FreqSharedMessage;
-
-extern bytea *FreqStateShare(FreqState *state, dsa_area *area, int32 leader_pid,
-							 int64 statement_start);
-extern bool FreqStateSharedMessage(bytea *bytes, FreqSharedMessage *message);
-extern FreqState *FreqStateDeserializeShared(MemoryContext context, bytea *bytes);
+extern bytea *FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start);
+extern void FreqStateRemoveHandoverFiles(SubTransactionId aborted);
 
 /* handover.c: passing partial states from a parallel query's partial to its finalize */
 extern bytea *FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state);
-extern FreqState *FreqStateTakeOver(FunctionCallInfo fcinfo, MemoryContext aggcontext,
-									bytea *message);
+extern void QidHandoverRegisterCallbacks(void);
 
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
