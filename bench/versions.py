@@ -1,7 +1,9 @@
-"""bench/versions.py DOC ROWS RUNS VERSION... - compare bench/run.sh's ratios
-between PostgreSQL versions (results/pgNN/bench.md, written by
-bench/versions.sh) and write them into DOC's "versions" section."""
+"""bench/versions.py DOC ROWS RUNS ROUNDS VERSION... - compare bench/run.sh's
+ratios between PostgreSQL versions (results/versions/pgNN-roundR.md, written by
+bench/versions.sh), each the median of its rounds, and write them into DOC's
+"versions" section."""
 import re
+import statistics
 import sys
 
 from section import write_section
@@ -28,17 +30,26 @@ def ratios(path):
     return version, found
 
 
+def medians(version, rounds):
+    """a version's name and {key: median over the rounds} of its ratios"""
+    per_round = [ratios(f"results/versions/pg{version}-round{r}.md") for r in range(1, rounds + 1)]
+    keys = set().union(*(found for _, found in per_round))
+    return per_round[0][0], {k: statistics.median(f[k] for _, f in per_round if k in f) for k in keys}
+
+
 def main():
-    doc, rows, runs, versions = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-    measured = [ratios(f"results/pg{v}/bench.md") for v in versions]
+    doc, rows, runs, rounds, versions = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+    measured = [medians(v, rounds) for v in versions]
     base_version, base = measured[0]
     md = ["## PostgreSQL versions", "",
           f"`bash bench/versions.sh {' '.join(versions)}`: `bench/run.sh {rows}`"
           + (f" with `BENCH_RUNS={runs}`" if runs else "")
-          + " on each version in turn, in the same session on this machine, each in its Debian chroot "
+          + f" on each version in turn, {rounds} rounds alternating the versions, in one session on this "
+          "machine, each version in its Debian chroot "
           "(`test/chroot.sh`; default settings, `fsync=off`, no peak-memory pass). "
-          "Each ratio is the median time of one variant over another's in one session (the variants "
-          "are named in the sections above); the last columns give each version's ratio over "
+          "Each ratio is the median time of one variant over another's in one run (the variants "
+          "are named in the sections above), and the table gives each ratio's median over the rounds; "
+          "the last columns give each version's ratio over "
           f"PostgreSQL {base_version}'s, which should stay within 10 %.", ""]
     head = "| ratio | rows | " + " | ".join(f"PostgreSQL {v}" for v, _ in measured) + " | " + \
         " | ".join(f"{v} / {base_version}" for v, _ in measured[1:]) + " |"
