@@ -102,6 +102,29 @@ LANGUAGE sql AS $$
 			format('base/pgsql_tmp/pgsql_tmp%s.4043309056.fileset', pg_backend_pid()), true, false))
 $$;
 
+-- One case: subset's figures under forced parallel plans with the given
+-- budget setting and leader participation, against serial plans and GROUP BY
+CREATE FUNCTION pg_temp.compare_case(label text, leader text, budget text, setting text,
+									 subset text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	parallel text;
+	serial text;
+BEGIN
+	PERFORM set_config('qidrisk.max_state_memory', setting, true);
+	PERFORM pg_temp.force_parallel_plans();
+	PERFORM set_config('parallel_leader_participation', leader, true);
+	parallel := pg_temp.ours(subset);
+	PERFORM pg_temp.serial_plans();
+	RESET qidrisk.max_state_memory;
+	serial := pg_temp.ours(subset);
+	RETURN NEXT is(parallel, serial,
+				   format('%s, leader %s, budget %s, {%s}: parallel = serial', label, leader, budget, subset));
+	RETURN NEXT is(parallel, pg_temp.reference(subset),
+				   format('%s, leader %s, budget %s, {%s}: parallel = GROUP BY', label, leader, budget, subset));
+END
+$$;
+
 CREATE FUNCTION pg_temp.run_all() RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -109,9 +132,6 @@ DECLARE
 	leader text;
 	budget text;
 	subset text;
-	serial text;
-	parallel text;
-	reference text;
 	subsets text[] := ARRAY['c_int', 'c_int,c_text', 'c_date,c_int,c_num',
 		'c_int,c_float,c_num,c_text'];
 BEGIN
@@ -123,21 +143,8 @@ BEGIN
 		FOREACH leader IN ARRAY ARRAY['off', 'on'] LOOP
 			FOREACH budget IN ARRAY ARRAY['default', '3MB', '512kB'] LOOP
 				FOREACH subset IN ARRAY subsets LOOP
-					PERFORM set_config('qidrisk.max_state_memory',
-									   CASE WHEN budget = 'default' THEN '-1' ELSE budget END, true);
-					PERFORM pg_temp.force_parallel_plans();
-					PERFORM set_config('parallel_leader_participation', leader, true);
-					parallel := pg_temp.ours(subset);
-					PERFORM pg_temp.serial_plans();
-					RESET qidrisk.max_state_memory;
-					serial := pg_temp.ours(subset);
-					reference := pg_temp.reference(subset);
-					RETURN NEXT is(parallel, serial,
-								   format('seed %s, leader %s, budget %s, {%s}: parallel = serial',
-										  seed, leader, budget, subset));
-					RETURN NEXT is(parallel, reference,
-								   format('seed %s, leader %s, budget %s, {%s}: parallel = GROUP BY',
-										  seed, leader, budget, subset));
+					RETURN QUERY SELECT pg_temp.compare_case(format('seed %s', seed), leader, budget,
+						CASE WHEN budget = 'default' THEN '-1' ELSE budget END, subset);
 				END LOOP;
 			END LOOP;
 		END LOOP;
@@ -158,9 +165,6 @@ DECLARE
 	nrows integer;
 	leader text;
 	subset text;
-	serial text;
-	parallel text;
-	reference text;
 BEGIN
 	FOR budget, m, nrows IN VALUES ('4MB', 40000, 400000), ('4MB', 50000, 400000),
 		('4MB', 58000, 400000), ('4MB', 100000, 100000), ('8MB', 61000, 400000),
@@ -171,20 +175,8 @@ BEGIN
 		ANALYZE r;
 		FOREACH leader IN ARRAY ARRAY['off', 'on'] LOOP
 			FOREACH subset IN ARRAY ARRAY['c_int', 'c_int,c_text'] LOOP
-				PERFORM set_config('qidrisk.max_state_memory', budget, true);
-				PERFORM pg_temp.force_parallel_plans();
-				PERFORM set_config('parallel_leader_participation', leader, true);
-				parallel := pg_temp.ours(subset);
-				PERFORM pg_temp.serial_plans();
-				RESET qidrisk.max_state_memory;
-				serial := pg_temp.ours(subset);
-				reference := pg_temp.reference(subset);
-				RETURN NEXT is(parallel, serial,
-							   format('%s classes of %s rows, leader %s, budget %s, {%s}: parallel = serial',
-									  m, nrows, leader, budget, subset));
-				RETURN NEXT is(parallel, reference,
-							   format('%s classes of %s rows, leader %s, budget %s, {%s}: parallel = GROUP BY',
-									  m, nrows, leader, budget, subset));
+				RETURN QUERY SELECT pg_temp.compare_case(format('%s classes of %s rows', m, nrows),
+														 leader, budget, budget, subset);
 			END LOOP;
 		END LOOP;
 	END LOOP;
