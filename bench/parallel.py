@@ -58,6 +58,16 @@ def goal_line(what, x):
             f'**{"met" if x >= GOAL else "not met"}**.')
 
 
+def launch_line(args):
+    """What starting workers costs: the probe's medians at 0, 1 and 2 workers."""
+    times, _ = read_session(args.launch, args.runs)
+    med, _ = speedups(times)
+    ms = ' / '.join(f'{med[("L", w)]:,.1f}' for w in WORKERS)
+    return ('Starting workers: a parallel count of a one-row table, in a session of its own, takes '
+            f'{ms} ms at 0 / 1 / 2 workers '
+            '(medians): the part of a parallel run that does not shrink with workers.')
+
+
 def population(args):
     times, answers = read_session(args.log, args.runs)
     med, up = speedups(times)
@@ -86,7 +96,8 @@ def population(args):
     out += ['', f'Answers: X = {answers["X"]}, Y = {answers["Y"]} and A = {answers["A"]} on every run.',
             goal_line('near-distinct QID', up[('X', 2)]),
             goal_line('QID of about 65,000 classes', up[('Y', 2)]),
-            f'The bare scan itself gains {up[("C", 2)]:.2f}x from 2 workers on this machine.']
+            f'The bare scan itself gains {up[("C", 2)]:.2f}x from 2 workers on this machine.',
+            launch_line(args)]
     return 'parallel' if rows == 10000000 else f'parallel-{rows}', out
 
 
@@ -123,14 +134,14 @@ def shapes(args):
                        f'{up[(c, 1)] / up[(r + ".C", 1)]:.0%} | {up[(c, 2)] / up[(r + ".C", 2)]:.0%} |')
     near = regimes[0]
     out += ['', goal_line(f'near-distinct {rows:,}-row shape ({near[1]}), singleton_count',
-                          up[(near[0] + '.E', 2)])]
+                          up[(near[0] + '.E', 2)]), launch_line(args)]
     return 'parallel-shapes' if rows == 4000000 else f'parallel-shapes-{rows}', out
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('part', choices=('population', 'shapes'))
-    for option in ('log', 'memory', 'shapes', 'doc', 'commit', 'load-start', 'load-end'):
+    for option in ('log', 'memory', 'shapes', 'launch', 'doc', 'commit', 'load-start', 'load-end'):
         parser.add_argument('--' + option)
     parser.add_argument('--rows', type=int, required=True)
     parser.add_argument('--runs', type=int, required=True)

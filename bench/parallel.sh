@@ -39,6 +39,11 @@
 # of C's over the same columns.  Written between <!-- bench:parallel-shapes -->
 # and its end marker (for another SHAPE_ROWS, <!-- bench:parallel-shapes-N -->).
 #
+# First, in a session of its own, the price of starting workers: L, a parallel
+# count of a one-row table (the costs that make such a plan parallel set for
+# that session only), timed like the cases at 0, 1 and 2 workers; both reports
+# quote it, since no query's time at 2 workers can fall below it.
+#
 # Uses the server in PGHOST/PGPORT/PGUSER, database $BENCH_DB (default bench,
 # created when missing; the extension is re-created so the installed build is
 # the one timed).  BENCH_DOC: where to write (default docs/benchmarks.md).
@@ -92,11 +97,31 @@ time_cases() {
 	"${PSQL[@]}" -f "${log%.log}.sql" >"$log"
 }
 
+# launch_cost: what starting workers costs this server, the part of every
+# parallel run that does not shrink with workers: a parallel count of a
+# one-row table, timed like the cases (the costs that make it parallel set
+# for that session only), after checking that it really starts 2 workers
+LAUNCH_COSTS="-c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0"
+launch_cost() {
+	local launched
+	"${PSQL[@]}" -c "DROP TABLE IF EXISTS bench_launch" -c "CREATE TABLE bench_launch AS SELECT 1 AS one"
+	QUERY[L]="SELECT count(*) FROM bench_launch"
+	launched=$(PGOPTIONS="${PGOPTIONS:-} $LAUNCH_COSTS" "${PSQL[@]}" -At -c "SET max_parallel_workers_per_gather = 2" \
+		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${QUERY[L]}" | sed -n 's/.*Workers Launched: //p')
+	if [ "$launched" != 2 ]; then
+		echo "parallel.sh: the launch probe started '$launched' workers, not 2 (max_worker_processes, max_parallel_workers?)" >&2
+		exit 1
+	fi
+	PGOPTIONS="${PGOPTIONS:-} $LAUNCH_COSTS" time_cases "$OUT/launch.log" L
+}
+
 # report PART ARGS...: bench/parallel.py writes the part's section and prints it
 report() {
 	python3 bench/parallel.py "$@" --doc "$DOC" --runs "$RUNS" --commit "$COMMIT" \
-		--load-start "$load_start" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)"
+		--launch "$OUT/launch.log" --load-start "$load_start" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
+
+launch_cost
 
 if [ "$ROWS" != 0 ]; then
 	TAB="bench_pop_$ROWS"
