@@ -1,10 +1,11 @@
 #!/bin/bash
 # Operations, as TAP: qidrisk on a real Citus cluster (docs/distributed.md).
 # Builds Citus once per PostgreSQL version and caches it (test/citus.sh:
-# 13.2.2 for 15, 14.0.1 for 17 and 18), starts a coordinator and two workers
-# of its own (local sockets, trust, fsync off), installs qidrisk from this
-# tree, and runs every documented aggregate form and table-level function on
-# a 200,000-row table distributed over 32 shards and on a reference copy,
+# 13.2.2 for 15, 14.0.1 for 17; on 18 it skips unless QIDRISK_CITUS_ON_18=1),
+# starts a coordinator and two workers of its own (local sockets, trust,
+# fsync off), installs qidrisk from this tree, and runs every documented
+# aggregate form and table-level function on a 200,000-row table distributed
+# over 32 shards and on a reference copy,
 # asserting exact equality with a local copy; checks the plan shapes the page
 # describes (pushdown, row-gather, the co-location recipe and
 # class_size_profile split over the shards of a table keyed by qid_key), and
