@@ -175,6 +175,8 @@ qidrisk_freq_combine(PG_FUNCTION_ARGS)
 			PG_RETURN_POINTER(from);
 		/* a lent state stays its partial node's: read it from a state of ours */
 		into = FreqStateCreate(aggcontext, (Size) FreqStateSizeHint(from));
+		/* which nobody else holds: freed, or its runs taken over, if swapped out */
+		into->private_copy = true;
 		if (!from->lent)
 		{
 			FreqStateMerge(into, from);

@@ -244,7 +244,8 @@ typedef struct FreqState
 	EncodedFile *encoded_file;	/* or the worker's file its classes lie in */
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
-	bool		private_copy;	/* made by deserialization, owned by context */
+	bool		private_copy;	/* made by deserialization or a combine,
+								 * owned by context, held by nobody else */
 	bool		lent;			/* a view of a state this process lent
 								 * (FreqStateLend): shares its arrays, which
 								 * belong to the partial aggregate; only read */
