@@ -16,6 +16,7 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "storage/proc.h"
@@ -77,11 +78,36 @@ FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state)
 	return FreqStateSerialize(state);
 }
 
-/* Whether this process has led parallel workers, which may have left it files */
-static bool
-LedParallelWorkers(void)
+/*
+ * Whether a parallel plan has started since the last transaction end, so
+ * that workers may have left files: true at first, as the library may be
+ * loaded by such a plan after it started
+ */
+static bool parallel_plan_started = true;
+
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+
+/* ExecutorStart hook: note a parallel plan, before it launches workers */
+static void
+NoteParallelPlan(QueryDesc *queryDesc, int eflags)
 {
-	return MyProc != NULL && MyProc->lockGroupLeader == MyProc;
+	if (queryDesc->plannedstmt->parallelModeNeeded)
+		parallel_plan_started = true;
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/*
+ * Whether this process may have files that parallel workers left it: it has
+ * led workers, and started a parallel plan since the last transaction end
+ * (so that other transactions pay no directory lookups)
+ */
+static bool
+MayHaveHandoverFiles(void)
+{
+	return parallel_plan_started && MyProc != NULL && MyProc->lockGroupLeader == MyProc;
 }
 
 /*
@@ -91,9 +117,12 @@ LedParallelWorkers(void)
 static void
 AtTransactionEnd(XactEvent event, void *arg pg_attribute_unused())
 {
-	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		 event == XACT_EVENT_PREPARE) && LedParallelWorkers())
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	if (MayHaveHandoverFiles())
 		FreqStateRemoveHandoverFiles(InvalidSubTransactionId);
+	parallel_plan_started = false;
 }
 
 /*
@@ -108,7 +137,7 @@ AtSubTransactionEnd(SubXactEvent event, SubTransactionId subid,
 					SubTransactionId parent pg_attribute_unused(),
 					void *arg pg_attribute_unused())
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB && LedParallelWorkers() &&
+	if (event == SUBXACT_EVENT_ABORT_SUB && MayHaveHandoverFiles() &&
 		!ParallelContextActive())
 		FreqStateRemoveHandoverFiles(subid);
 }
@@ -117,6 +146,8 @@ AtSubTransactionEnd(SubXactEvent event, SubTransactionId subid,
 void
 QidHandoverRegisterCallbacks(void)
 {
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = NoteParallelPlan;
 	RegisterXactCallback(AtTransactionEnd, NULL);
 	RegisterSubXactCallback(AtSubTransactionEnd, NULL);
 }
