@@ -15,7 +15,14 @@ OBJS += src/lattice.o
 OBJS += src/checkhistory.o
 OBJS += src/diversity.o
 OBJS += src/hierarchy.o
-DATA = $(wildcard sql/qidrisk--*.sql)
+EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" qidrisk.control)
+# Only the current release installs from scratch: its script is the first
+# release's (sql/base, not installed) followed by every upgrade script in
+# order, so a new and an upgraded installation run the same statements.
+# Earlier releases exist only as upgrade scripts.
+UPGRADES = $(shell ls sql/qidrisk--*--*.sql | sort -t- -k3,3V)
+DATA = $(UPGRADES)
+DATA_built = sql/qidrisk--$(EXTVERSION).sql
 
 TESTS = $(wildcard test/sql/*.sql)
 REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))
@@ -29,6 +36,10 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+sql/qidrisk--$(EXTVERSION).sql: sql/base/qidrisk--0.1.0.sql $(UPGRADES)
+	{ echo '-- qidrisk $(EXTVERSION): built by make from the files below; edit those, not this'; \
+	  for f in $^; do echo "-- ==== $$f"; cat "$$f"; done; } > $@
 
 # every C file includes the shared header
 $(OBJS): src/qidrisk.h src/compat.h

@@ -4,26 +4,276 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION qidrisk UPDATE TO '0.2.0'" to load this file. \quit
 
+-- ==== The trust boundary: internals in a schema of their own ====
+
+-- The installing role may own the extension's schema and plant overloads
+-- there that a caller's generated SQL would pick.  Every internal object lives
+-- in qidrisk_internal instead, which this script creates (it fails if the
+-- schema exists) and which only its superuser owner can create objects in;
+-- generated SQL calls only objects of qidrisk_internal and pg_catalog.
+CREATE SCHEMA qidrisk_internal;
+COMMENT ON SCHEMA qidrisk_internal IS
+'qidrisk''s internals: support functions, state functions, the check history; not an interface';
+GRANT USAGE ON SCHEMA qidrisk_internal TO PUBLIC;
+
+-- 0.1.0's assertion helpers, replaced by the C procedure qid_assert below
+DROP FUNCTION qidrisk_check_raise(regclass, jsonb);
+DROP FUNCTION qidrisk_check_failures(regclass, text[], jsonb, boolean);
+
+ALTER AGGREGATE @extschema@.qidrisk_kmap_probe(keys bytea, weight double precision, VARIADIC qid "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_birthday_exact_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_birthday_exact_weighted_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_birthday_max_k_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_birthday_max_k_weighted_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_birthday_poisson_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_birthday_poisson_weighted_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_check_names(rule text, setting jsonb, field text) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_check_number(rule text, setting jsonb, field text, low double precision, high double precision, whole boolean) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_check_population(rel regclass, setting jsonb) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_check_validate(rel regclass, qid text[], policy jsonb) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_class_count_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_class_profile_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_complete_filter(rel regclass, qid text[]) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_combine(internal, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_deserialize(bytea, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_invtransfn(internal, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_k_invtransfn(internal, integer, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_k_transfn(internal, integer, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_key_invtransfn(internal, uuid) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_key_k_invtransfn(internal, integer, uuid) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_key_k_transfn(internal, integer, uuid) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_key_transfn(internal, uuid) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_param_value_transfn(internal, bigint, anyelement) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_serialize(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_target_value_transfn(internal, double precision, anyelement) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_transfn(internal, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_value_param_transfn(internal, anyelement, bigint) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_freq_value_transfn(internal, anyelement) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_generalization_query(rel regclass, qid text[], whatif jsonb, drop_incomplete boolean, all_columns boolean, funcname text) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_k_anonymity_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kl_uniform_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kl_uniform_weighted_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kmap_probe_combine(internal, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kmap_probe_deserialize(bytea, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kmap_probe_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kmap_probe_serialize(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_kmap_probe_transfn(internal, bytea, double precision, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_optimal_cuts_final(internal, anyelement, integer) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_optimal_cuts_final(internal, anyelement, integer, text) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_quantile_cuts_approx_final(internal, anyelement, integer) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_quantile_cuts_approx_final(internal, anyelement, integer, double precision, double precision) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_quantile_cuts_final(internal, anyelement, integer) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_quantile_means_final(internal, anyelement, anyarray) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_quantile_medians_final(internal, anyelement, anyarray) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_representatives_mismatch(ncuts integer, nrepresentatives integer) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_require_columns(rel regclass, columns text[]) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_rows_below_k_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sample_combine(internal, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sample_deserialize(bytea, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sample_serialize(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sample_transfn(internal, anyelement, integer) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sample_transfn(internal, anyelement, integer, double precision, double precision) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_singleton_count_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_classes_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_combine(internal, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_default_transfn(internal, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_deserialize(bytea, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_key_default_transfn(internal, uuid) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_key_transfn(internal, integer, uuid) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_profile_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_serialize(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_singletons_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_sketch_transfn(internal, integer, VARIADIC "any") SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_utility_final(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_utility_transfn(internal, double precision, double precision) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_value_count_combine(internal, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_value_count_cost_transfn(internal, anyelement, integer, text) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_value_count_cuts_transfn(internal, anyelement, anyarray) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_value_count_deserialize(bytea, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_value_count_serialize(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_value_count_transfn(internal, anyelement, integer) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_weight_combine(internal, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_weight_deserialize(bytea, internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_weight_param_transfn(internal, bigint, anyelement, double precision) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_weight_serialize(internal) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_weight_target_transfn(internal, double precision, anyelement, double precision) SET SCHEMA qidrisk_internal;
+ALTER FUNCTION @extschema@.qidrisk_weight_value_param_transfn(internal, anyelement, double precision, bigint) SET SCHEMA qidrisk_internal;
+
+-- What qidrisk's own SQL calls of the documented functions, it calls here:
+-- the same C functions and aggregates under names the installing role cannot
+-- shadow with a better-matching overload
+CREATE FUNCTION qidrisk_internal.anonymity_partitions(population double precision, k double precision, beta double precision DEFAULT 0.1)
+RETURNS double precision
+LANGUAGE c
+IMMUTABLE PARALLEL SAFE STRICT
+AS 'MODULE_PATHNAME', 'qidrisk_anonymity_partitions';
+CREATE FUNCTION qidrisk_internal.bucket_budget(partitions double precision, distinct_counts double precision[], weights double precision[] DEFAULT NULL::double precision[])
+RETURNS double precision[]
+LANGUAGE c
+IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'qidrisk_bucket_budget';
+CREATE FUNCTION qidrisk_internal.individual_risk(sample_frequency bigint, population_frequency double precision, method text DEFAULT 'approx'::text)
+RETURNS double precision
+LANGUAGE c
+IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'qidrisk_individual_risk';
+CREATE FUNCTION qidrisk_internal.kmap_count(release regclass, population regclass, qid text[], population_weight text DEFAULT NULL::text, population_qid text[] DEFAULT NULL::text[])
+RETURNS TABLE(class jsonb, release_rows bigint, population_rows double precision)
+LANGUAGE c
+STABLE PARALLEL RESTRICTED
+AS 'MODULE_PATHNAME', 'qidrisk_kmap_count';
+CREATE FUNCTION qidrisk_internal.qar_risk(rel regclass, columns text[], p integer DEFAULT 3, alpha double precision DEFAULT 0.01, pi_u double precision DEFAULT 0.05, OUT risk double precision, OUT u double precision, OUT n_p bigint, OUT n_u integer, OUT xi double precision, OUT beta double precision, OUT fit_method text, OUT rows bigint)
+RETURNS record
+LANGUAGE c
+STABLE PARALLEL RESTRICTED
+AS 'MODULE_PATHNAME', 'qar_risk';
+CREATE FUNCTION qidrisk_internal.qid_key(VARIADIC "any")
+RETURNS uuid
+LANGUAGE c
+IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'qid_key';
+CREATE FUNCTION qidrisk_internal.qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer, max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL::text, l integer DEFAULT 1, l_model text DEFAULT 'distinct'::text, c double precision DEFAULT NULL::double precision, t double precision DEFAULT NULL::double precision, t_distance text DEFAULT 'equal'::text, metric text DEFAULT 'discernibility'::text, evaluate text DEFAULT 'anonymous'::text)
+RETURNS TABLE(levels integer[], anonymous boolean, minimal boolean, evaluated boolean, suppressed_rows bigint, classes bigint, height integer, precision_loss double precision, discernibility double precision, entropy_loss double precision, suppressed_share double precision, loss double precision, best boolean, rows bigint)
+LANGUAGE c
+STABLE PARALLEL RESTRICTED
+AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice';
+CREATE FUNCTION qidrisk_internal.quantile_bucket(value anyelement, cuts anyarray)
+RETURNS integer
+LANGUAGE c
+IMMUTABLE PARALLEL SAFE STRICT
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket';
+CREATE FUNCTION qidrisk_internal.quantile_bucket_label(value anyelement, cuts anyarray)
+RETURNS text
+LANGUAGE c
+STABLE PARALLEL SAFE STRICT
+AS 'MODULE_PATHNAME', 'qidrisk_quantile_bucket_label';
+
+CREATE AGGREGATE qidrisk_internal.k_anonymity(VARIADIC "any") (
+	SFUNC = qidrisk_internal.qidrisk_freq_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_k_anonymity_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.class_profile(VARIADIC "any") (
+	SFUNC = qidrisk_internal.qidrisk_freq_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_class_profile_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.birthday_uniqueness_exact(k bigint, value anyelement) (
+	SFUNC = qidrisk_internal.qidrisk_freq_param_value_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_birthday_exact_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.birthday_uniqueness_exact(k bigint, value anyelement, weight double precision) (
+	SFUNC = qidrisk_internal.qidrisk_weight_param_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_birthday_exact_weighted_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_weight_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_weight_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_weight_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.quantile_cuts(value anyelement, k integer) (
+	SFUNC = qidrisk_internal.qidrisk_value_count_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_quantile_cuts_final,
+	FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_internal.qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_value_count_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.quantile_means(value anyelement, cuts anyarray) (
+	SFUNC = qidrisk_internal.qidrisk_value_count_cuts_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_quantile_means_final,
+	FINALFUNC_EXTRA,
+	COMBINEFUNC = qidrisk_internal.qidrisk_value_count_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_value_count_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_value_count_deserialize,
+	PARALLEL = SAFE
+);
+
+-- The PL/pgSQL and SQL functions qidrisk's own SQL calls: their bodies live in
+-- qidrisk_internal (rows_below, ten lines, also keeps its own; the others'
+-- documented names call these)
+CREATE FUNCTION qidrisk_internal.rows_below(profile qid_profile, k integer)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF k < 1 THEN
+		RAISE EXCEPTION 'k must be at least 1, not %', k
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN (SELECT coalesce(sum(h.s * h.c), 0)::bigint
+			FROM unnest(profile.class_sizes, profile.class_counts) AS h(s, c)
+			WHERE h.s < k);
+END
+$$;
+CREATE FUNCTION qidrisk_internal.weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
+			   individual_risk double precision)
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	-- checked before the scan, so that an empty table cannot hide a bad argument
+	IF rel IS NULL OR qid IS NULL OR method IS NULL THEN
+		RAISE EXCEPTION 'weighted_risk: % must not be NULL',
+			CASE WHEN rel IS NULL THEN 'rel' WHEN qid IS NULL THEN 'qid' ELSE 'method' END
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM qidrisk_internal.individual_risk(1, 1, method);
+	RETURN QUERY
+	SELECT k.class, k.release_rows, k.population_rows,
+		   qidrisk_internal.individual_risk(k.release_rows, k.population_rows, method)
+	FROM qidrisk_internal.kmap_count(rel, rel, qid, weight) AS k;
+END
+$$;
+CREATE FUNCTION qidrisk_internal.kmap_value(release regclass, population regclass, qid text[],
+						   population_weight text DEFAULT NULL,
+						   population_qid text[] DEFAULT NULL)
+RETURNS double precision
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT min(k.population_rows)
+	FROM qidrisk_internal.kmap_count(release, population, qid, population_weight, population_qid) AS k
+$$;
+
 -- ==== Table reading: locked, resolved and privilege-checked in one place ====
 
 -- Lock rel, resolve its columns (NULL: every column) and check SELECT on them:
 -- the first step of every table-level function written in SQL or PL/pgSQL
-CREATE OR REPLACE FUNCTION qidrisk_require_columns(rel regclass, columns text[])
+CREATE OR REPLACE FUNCTION qidrisk_internal.qidrisk_require_columns(rel regclass, columns text[])
 RETURNS void
 AS 'MODULE_PATHNAME', 'qidrisk_require_columns'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION qidrisk_require_columns(regclass, text[]) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_require_columns(regclass, text[]) IS
 'internal: lock a relation (AccessShareLock), raise 42P01 if it is gone, 42703 naming the first listed column it lacks (NULL: every column), 42501 naming the first the caller may not read';
 
 -- The rows qid_search and qid_generalize drop as incomplete: a NULL, or an
 -- empty string of a string type, in any QID column; the WHERE clause keeping the others
-CREATE OR REPLACE FUNCTION qidrisk_complete_filter(rel regclass, qid text[])
+CREATE OR REPLACE FUNCTION qidrisk_internal.qidrisk_complete_filter(rel regclass, qid text[])
 RETURNS text
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	PERFORM @extschema@.qidrisk_require_columns(rel, qid);
+	PERFORM qidrisk_internal.qidrisk_require_columns(rel, qid);
 	RETURN (SELECT coalesce(string_agg(CASE WHEN t.typcategory = 'S'
 									   THEN format('(%1$I IS NOT NULL AND %1$I::pg_catalog.text OPERATOR(pg_catalog.<>) %2$L::pg_catalog.text)', u.c, '')
 									   ELSE format('%I IS NOT NULL', u.c) END, ' AND ' ORDER BY u.o), 'true')
@@ -35,7 +285,7 @@ $$;
 
 -- The query behind a generalization what-if: the QID columns (or every column)
 -- of rel with the generalized ones replaced, and whether the row was modified
-CREATE OR REPLACE FUNCTION qidrisk_generalization_query(rel regclass, qid text[], whatif jsonb,
+CREATE OR REPLACE FUNCTION qidrisk_internal.qidrisk_generalization_query(rel regclass, qid text[], whatif jsonb,
 											 drop_incomplete boolean, all_columns boolean,
 											 funcname text)
 RETURNS text
@@ -78,9 +328,9 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	-- lock rel, then check its QID columns (or every column) and the caller's access
-	PERFORM @extschema@.qidrisk_require_columns(rel, qid);
+	PERFORM qidrisk_internal.qidrisk_require_columns(rel, qid);
 	IF all_columns THEN
-		PERFORM @extschema@.qidrisk_require_columns(rel, NULL);
+		PERFORM qidrisk_internal.qidrisk_require_columns(rel, NULL);
 	END IF;
 	IF (SELECT count(DISTINCT c) FROM unnest(qid) c) <> cardinality(qid) THEN
 		RAISE EXCEPTION '%: a QID column is listed twice', funcname
@@ -115,7 +365,7 @@ BEGIN
 
 	qidlist := (SELECT string_agg(quote_ident(c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY u(c, o));
 	IF drop_incomplete THEN
-		filter := @extschema@.qidrisk_complete_filter(rel, qid);
+		filter := qidrisk_internal.qidrisk_complete_filter(rel, qid);
 	END IF;
 	IF all_columns THEN
 		SELECT array_agg(a.attname::text ORDER BY a.attnum) INTO cols
@@ -201,7 +451,7 @@ BEGIN
 					USING ERRCODE = 'undefined_column',
 						  HINT = 'Name them with "from" and "to" in the column''s generalization.';
 			END IF;
-			PERFORM @extschema@.qidrisk_require_columns(map_rel, ARRAY[from_col, to_col]);
+			PERFORM qidrisk_internal.qidrisk_require_columns(map_rel, ARRAY[from_col, to_col]);
 			-- one value, one generalization
 			EXECUTE format('SELECT %1$I::text FROM %3$s GROUP BY %1$I HAVING count(DISTINCT %2$I) > 1 LIMIT 1',
 						   from_col, to_col, map_rel) INTO bad;
@@ -234,21 +484,21 @@ BEGIN
 						  DETAIL = format('Got %s.', left((spec -> kinds[1])::text, 40));
 			END IF;
 			k := (spec ->> kinds[1])::numeric;
-			EXECUTE format('SELECT @extschema@.quantile_cuts(%I, %s)::text FROM %s WHERE %s',
+			EXECUTE format('SELECT qidrisk_internal.quantile_cuts(%I, %s)::text FROM %s WHERE %s',
 						   col, k, rel, filter) INTO cuts;
 			IF kinds[1] = 'range' THEN
 				-- a range holding one value keeps that value (as text): it changes
 				-- nothing, so it modifies no row; values equal under the type's
 				-- equality (1.0, 1.00) all take the first text, as one class
-				EXECUTE format('SELECT pg_catalog.jsonb_object_agg(s.b, s.v) FROM (SELECT @extschema@.quantile_bucket(%1$I, %2$L::%3$s[]) AS b, pg_catalog.min(%1$I::pg_catalog.text COLLATE "C") AS v FROM %4$s WHERE (%5$s) AND %1$I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(DISTINCT %1$I) OPERATOR(pg_catalog.=) 1) s',
+				EXECUTE format('SELECT pg_catalog.jsonb_object_agg(s.b, s.v) FROM (SELECT qidrisk_internal.quantile_bucket(%1$I, %2$L::%3$s[]) AS b, pg_catalog.min(%1$I::pg_catalog.text COLLATE "C") AS v FROM %4$s WHERE (%5$s) AND %1$I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(DISTINCT %1$I) OPERATOR(pg_catalog.=) 1) s',
 							   col, cuts, coltype, rel, filter) INTO singles;
-				g := format('COALESCE(%L::pg_catalog.jsonb OPERATOR(pg_catalog.->>) @extschema@.quantile_bucket(b.%I, %L::%s[])::pg_catalog.text, @extschema@.quantile_bucket_label(b.%I, %L::%s[]))',
+				g := format('COALESCE(%L::pg_catalog.jsonb OPERATOR(pg_catalog.->>) qidrisk_internal.quantile_bucket(b.%I, %L::%s[])::pg_catalog.text, qidrisk_internal.quantile_bucket_label(b.%I, %L::%s[]))',
 							coalesce(singles, '{}'), col, cuts, coltype, col, cuts, coltype);
 				orig := format('b.%I::text', col);
 			ELSE
-				EXECUTE format('SELECT @extschema@.quantile_means(%I, %L::%s[])::text FROM %s WHERE %s',
+				EXECUTE format('SELECT qidrisk_internal.quantile_means(%I, %L::%s[])::text FROM %s WHERE %s',
 							   col, cuts, coltype, rel, filter) INTO means;
-				g := format('(%L::float8[])[@extschema@.quantile_bucket(b.%I, %L::%s[])]', means, col, cuts, coltype);
+				g := format('(%L::float8[])[qidrisk_internal.quantile_bucket(b.%I, %L::%s[])]', means, col, cuts, coltype);
 				orig := format('b.%I::float8', col);
 			END IF;
 		END CASE;
@@ -273,15 +523,15 @@ $$;
 -- fingerprint (the key secret and new per statement, or fixed by the
 -- superuser setting qidrisk.sample_seed); this exposes the permutation so
 -- that tests can recompute a sample in plain SQL.
-CREATE FUNCTION qidrisk_sample_permute(key uuid)
+CREATE FUNCTION qidrisk_internal.qidrisk_sample_permute(key uuid)
 RETURNS uuid
 AS 'MODULE_PATHNAME', 'qidrisk_sample_permute'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_sample_permute(uuid) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_sample_permute(uuid) IS
 'internal: a qid_key as the approximate aggregates of the current statement sample it (their keyed permutation)';
 -- ==== generalization lattice: hierarchies, qid_lattice, qid_anonymize_into ====
 
-CREATE FUNCTION hierarchy_levels(hierarchy regclass)
+CREATE FUNCTION qidrisk_internal.hierarchy_levels(hierarchy regclass)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -307,10 +557,10 @@ BEGIN
 								cols[1], array_to_string(cols[2:], ', '), hierarchy);
 END
 $$;
-COMMENT ON FUNCTION hierarchy_levels(regclass) IS
-'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
+COMMENT ON FUNCTION qidrisk_internal.hierarchy_levels(regclass) IS
+'internal: the body of hierarchy_levels';
 
-CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
+CREATE FUNCTION qidrisk_internal.hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -369,10 +619,10 @@ BEGIN
 		child_column, hierarchy, parent_column);
 END
 $$;
-COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
-'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
+COMMENT ON FUNCTION qidrisk_internal.hierarchy_levels(regclass, text, text) IS
+'internal: the body of hierarchy_levels';
 
-CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
+CREATE FUNCTION qidrisk_internal.interval_hierarchy(rel regclass, column_name text, spec jsonb)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -445,7 +695,7 @@ BEGIN
 		-- level j cuts at every cut of levels j..n, so each level merges intervals of the one below
 		FOR j IN 1 .. nlevels LOOP
 			exprs := array_append(exprs, format($e$CASE WHEN v IS NULL THEN 'NULL' ELSE
-				@extschema@.quantile_bucket_label(v, ARRAY(
+				qidrisk_internal.quantile_bucket_label(v, ARRAY(
 					SELECT DISTINCT CAST(c AS %1$s) FROM jsonb_array_elements($1->'cuts') WITH ORDINALITY AS l(cs, n),
 						jsonb_array_elements_text(l.cs) AS c
 					WHERE l.n >= %2$s ORDER BY 1)) END$e$, typ, j));
@@ -458,8 +708,8 @@ BEGIN
 	USING spec;
 END
 $$;
-COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
-'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
+COMMENT ON FUNCTION qidrisk_internal.interval_hierarchy(regclass, text, jsonb) IS
+'internal: the body of interval_hierarchy';
 
 CREATE FUNCTION qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer,
 							max_suppressed double precision DEFAULT 0,
@@ -477,44 +727,44 @@ COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precisi
 								double precision, double precision, text, text, text) IS
 'every node of the full-domain generalization lattice: anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
 
-CREATE FUNCTION qidrisk_qualified_table(name text)
+CREATE FUNCTION qidrisk_internal.qidrisk_qualified_table(name text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'qidrisk_qualified_table'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_qualified_table(text) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_qualified_table(text) IS
 'internal: an existing table''s schema-qualified, quoted name, resolved with the caller''s search_path';
 
-CREATE FUNCTION qidrisk_qualified_new_table(name text)
+CREATE FUNCTION qidrisk_internal.qidrisk_qualified_new_table(name text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'qidrisk_qualified_new_table'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_qualified_new_table(text) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_qualified_new_table(text) IS
 'internal: the schema-qualified, quoted name CREATE TABLE would give a new table, with the caller''s search_path';
 
 -- The hierarchy rows (value, levels[]) of one column, from a qualified specification
-CREATE FUNCTION qidrisk_hierarchy_rows(rel regclass, column_name text, spec jsonb)
+CREATE FUNCTION qidrisk_internal.qidrisk_hierarchy_rows(rel regclass, column_name text, spec jsonb)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF jsonb_typeof(spec) = 'string' THEN
-		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec #>> '{}')::regclass);
+		RETURN QUERY SELECT * FROM qidrisk_internal.hierarchy_levels((spec #>> '{}')::regclass);
 	ELSIF spec ? 'table' AND (spec ? 'child' OR spec ? 'parent') THEN
-		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec ->> 'table')::regclass,
+		RETURN QUERY SELECT * FROM qidrisk_internal.hierarchy_levels((spec ->> 'table')::regclass,
 																 coalesce(spec ->> 'child', 'child'),
 																 coalesce(spec ->> 'parent', 'parent'));
 	ELSIF spec ? 'table' THEN
-		RETURN QUERY SELECT * FROM @extschema@.hierarchy_levels((spec ->> 'table')::regclass);
+		RETURN QUERY SELECT * FROM qidrisk_internal.hierarchy_levels((spec ->> 'table')::regclass);
 	ELSE
-		RETURN QUERY SELECT * FROM @extschema@.interval_hierarchy(rel, column_name, spec);
+		RETURN QUERY SELECT * FROM qidrisk_internal.interval_hierarchy(rel, column_name, spec);
 	END IF;
 END
 $$;
-COMMENT ON FUNCTION qidrisk_hierarchy_rows(regclass, text, jsonb) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_hierarchy_rows(regclass, text, jsonb) IS
 'internal: the rows of one column''s hierarchy from a schema-qualified specification';
 
-CREATE FUNCTION qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
+CREATE FUNCTION qidrisk_internal.qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
 								  k integer, max_suppressed double precision, sensitive text,
 								  l integer, l_model text, c double precision, t double precision,
 								  t_distance text, metric text, suppression text, local_recoding boolean)
@@ -583,7 +833,7 @@ BEGIN
 	-- the caller's empty object arrives as NULL
 	hierarchies := coalesce(hierarchies, '{}');
 	SELECT q.levels, q.loss INTO lv, best_loss
-	FROM @extschema@.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model, c,
+	FROM qidrisk_internal.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model, c,
 								 t, t_distance, metric, 'anonymous') q
 	WHERE q.best;
 	IF lv IS NULL THEN
@@ -597,7 +847,7 @@ BEGIN
 		IF lv[i] = 0 THEN
 			gens := gens || format('t.%I', qid[i]);
 		ELSE
-			ctes := ctes || format('hr%1$s AS MATERIALIZED (SELECT h.value, h.levels[%2$s] AS g FROM @extschema@.qidrisk_hierarchy_rows(%3$L::regclass, %4$L, %5$L::jsonb) h), ',
+			ctes := ctes || format('hr%1$s AS MATERIALIZED (SELECT h.value, h.levels[%2$s] AS g FROM qidrisk_internal.qidrisk_hierarchy_rows(%3$L::regclass, %4$L, %5$L::jsonb) h), ',
 								   i, lv[i], rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
 			joins := joins || format(
 				' LEFT JOIN hr%1$s h%1$s ON h%1$s.value = CAST(t.%2$I AS text)
@@ -656,7 +906,7 @@ BEGIN
 	EXECUTE format($q$
 		CREATE TEMP TABLE qidrisk_anonymize_work AS
 		WITH %1$s src AS (
-			SELECT t.*, %2$s, %3$s AS qidrisk_s, @extschema@.qid_key(%4$s) AS qidrisk_key
+			SELECT t.*, %2$s, %3$s AS qidrisk_s, qidrisk_internal.qid_key(%4$s) AS qidrisk_key
 			FROM %5$s t %6$s
 		), %7$s
 		SELECT src.*, %8$s AS qidrisk_keep
@@ -675,7 +925,7 @@ BEGIN
 		heights := array_fill(0, ARRAY[m]);
 		FOR i IN 1 .. m LOOP
 			IF hierarchies ? qid[i] THEN
-				lctes := lctes || format('lh%1$s AS MATERIALIZED (SELECT h.value, h.levels FROM @extschema@.qidrisk_hierarchy_rows(%2$L::regclass, %3$L, %4$L::jsonb) h)',
+				lctes := lctes || format('lh%1$s AS MATERIALIZED (SELECT h.value, h.levels FROM qidrisk_internal.qidrisk_hierarchy_rows(%2$L::regclass, %3$L, %4$L::jsonb) h)',
 										 i, rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
 				ljoins := ljoins || format(
 					' LEFT JOIN lh%1$s ON lh%1$s.value = CAST(w.%2$I AS text)
@@ -712,7 +962,7 @@ BEGIN
 					-- the candidate's classes over all rows; the failing rows that reach the target
 					rescue := format($q$
 						WITH cand AS (
-							SELECT qidrisk_tid, @extschema@.qid_key(%1$s) AS key, qidrisk_s, %2$s AS changed
+							SELECT qidrisk_tid, qidrisk_internal.qid_key(%1$s) AS key, qidrisk_s, %2$s AS changed
 							FROM qidrisk_anonymize_local WHERE qidrisk_done IS NULL
 						), src AS (
 							SELECT qidrisk_key, qidrisk_s FROM qidrisk_anonymize_work WHERE qidrisk_keep %3$s
@@ -818,7 +1068,7 @@ BEGIN
 	INTO n_released, n_suppressed, changes;
 
 	-- re-check the written table (suppressed rows, all '*', left out)
-	EXECUTE format('SELECT @extschema@.k_anonymity(%s) FROM %s %s',
+	EXECUTE format('SELECT qidrisk_internal.k_anonymity(%s) FROM %s %s',
 				   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q), release,
 				   CASE WHEN star THEN 'WHERE NOT (' ||
 						(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
@@ -826,7 +1076,7 @@ BEGIN
 	INTO fk;
 	IF sensitive IS NOT NULL THEN
 		-- t is measured against the source's distribution, suppressed rows included
-		EXECUTE format('WITH src AS (SELECT @extschema@.qid_key(%s) AS qidrisk_key, %I AS qidrisk_s FROM %s %s
+		EXECUTE format('WITH src AS (SELECT qidrisk_internal.qid_key(%s) AS qidrisk_key, %I AS qidrisk_s FROM %s %s
 									 UNION ALL SELECT NULL, qidrisk_s FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep), %s
 						SELECT min(qidrisk_distinct), max(CASE WHEN %L THEN qidrisk_tord ELSE qidrisk_teq END)
 						FROM cls JOIN ord USING (key)',
@@ -853,7 +1103,7 @@ BEGIN
 		n_suppressed, changes, fk, fl, ft, n_recoded, recoding;
 END
 $$;
-COMMENT ON FUNCTION qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
 									  text, double precision, double precision, text, text, text, boolean) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
@@ -871,18 +1121,18 @@ RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows
 			   rows_recoded bigint, recoding text)
 LANGUAGE sql VOLATILE
 AS $$
-	SELECT * FROM @extschema@.qidrisk_anonymize(rel, qid,
+	SELECT * FROM qidrisk_internal.qidrisk_anonymize(rel, qid,
 		(SELECT pg_catalog.jsonb_object_agg(e.key,
 			CASE WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'string')
-				 THEN pg_catalog.to_jsonb(@extschema@.qidrisk_qualified_table(
+				 THEN pg_catalog.to_jsonb(qidrisk_internal.qidrisk_qualified_table(
 						pg_catalog.jsonb_array_element_text(pg_catalog.jsonb_build_array(e.value), 0)))
 				 WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'object')
 					  AND pg_catalog.jsonb_exists(e.value, 'table')
 				 THEN pg_catalog.jsonb_concat(e.value, pg_catalog.jsonb_build_object('table',
-						@extschema@.qidrisk_qualified_table(pg_catalog.jsonb_object_field_text(e.value, 'table'))))
+						qidrisk_internal.qidrisk_qualified_table(pg_catalog.jsonb_object_field_text(e.value, 'table'))))
 				 ELSE e.value END)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
-		@extschema@.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
+		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
 		t, t_distance, metric, suppression, local_recoding)
 $$;
 COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
@@ -936,7 +1186,7 @@ BEGIN
 	END IF;
 	EXECUTE format('ALTER EXTENSION qidrisk DROP TABLE %s', old::regclass);
 	EXECUTE format('ALTER TABLE %s RENAME TO qidrisk_check_history_0_1_0', old::regclass);
-	CREATE TABLE @extschema@.qidrisk_check_history (
+	CREATE TABLE qidrisk_internal.check_history (
 		checked_at timestamptz NOT NULL,
 		checked_by name NOT NULL,
 		relation text NOT NULL,
@@ -945,7 +1195,7 @@ BEGIN
 		results jsonb NOT NULL,
 		passed boolean NOT NULL
 	);
-	EXECUTE format('INSERT INTO @extschema@.qidrisk_check_history
+	EXECUTE format('INSERT INTO qidrisk_internal.check_history
 						(checked_at, checked_by, relation, qid, policy, results, passed)
 					SELECT o.checked_at, o.checked_by, o.relation, o.qid, o.policy, o.results, o.passed
 					FROM ONLY %s AS o
@@ -962,13 +1212,13 @@ BEGIN
 	PERFORM pg_catalog.set_config('search_path', path, true);
 END
 $$;
-COMMENT ON TABLE qidrisk_check_history IS
+COMMENT ON TABLE qidrisk_internal.check_history IS
 'runs of qid_check / qid_assert with record_history => true: when, who, which table and QID, policy, per-rule results; written only by qid_check';
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.qidrisk_check_history', '');
-ALTER TABLE @extschema@.qidrisk_check_history ENABLE ROW LEVEL SECURITY;
+SELECT pg_catalog.pg_extension_config_dump('qidrisk_internal.check_history', '');
+ALTER TABLE qidrisk_internal.check_history ENABLE ROW LEVEL SECURITY;
 -- a role sees the rows of roles it is a member of (itself included), members of
 -- pg_read_all_data and of the extension's owner see all
-CREATE POLICY qidrisk_check_history_read ON @extschema@.qidrisk_check_history FOR SELECT
+CREATE POLICY qidrisk_check_history_read ON qidrisk_internal.check_history FOR SELECT
 	USING (checked_by OPERATOR(pg_catalog.=) CURRENT_USER
 		   OR pg_catalog.pg_has_role('pg_read_all_data'::pg_catalog.name, 'MEMBER'::pg_catalog.text)
 		   OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
@@ -978,11 +1228,11 @@ CREATE POLICY qidrisk_check_history_read ON @extschema@.qidrisk_check_history FO
 									  WHERE e.extname OPERATOR(pg_catalog.=) 'qidrisk'::pg_catalog.name),
 									 'MEMBER'::pg_catalog.text));
 -- reading only: rows come from qid_check, which inserts as the table's owner
-GRANT SELECT ON @extschema@.qidrisk_check_history TO PUBLIC;
+GRANT SELECT ON qidrisk_internal.check_history TO PUBLIC;
 
 -- The evaluation of qid_check (0.1.0's body without the INSERT), run through
 -- SPI with the caller's rights by the C function qid_check
-CREATE FUNCTION qidrisk_check_evaluate(rel regclass, qid text[], policy jsonb)
+CREATE FUNCTION qidrisk_internal.qidrisk_check_evaluate(rel regclass, qid text[], policy jsonb)
 RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision,
 			   passed boolean, note text)
 LANGUAGE plpgsql VOLATILE
@@ -995,13 +1245,13 @@ DECLARE
 	qar_columns text[];
 	why text;
 BEGIN
-	PERFORM @extschema@.qidrisk_check_validate(rel, qid, policy);
+	PERFORM qidrisk_internal.qidrisk_check_validate(rel, qid, policy);
 	-- errors in max_qar_risk's columns or p are the policy's, found before any scan;
 	-- only what the data decide (an undefined risk) fails the rule alone
 	IF policy ? 'max_qar_risk' THEN
-		qar_columns := coalesce(@extschema@.qidrisk_check_names('max_qar_risk', policy -> 'max_qar_risk',
+		qar_columns := coalesce(qidrisk_internal.qidrisk_check_names('max_qar_risk', policy -> 'max_qar_risk',
 																  'columns'::text), qid);
-		PERFORM @extschema@.qidrisk_require_columns(rel, qar_columns);
+		PERFORM qidrisk_internal.qidrisk_require_columns(rel, qar_columns);
 		SELECT min(c) INTO why FROM unnest(qar_columns) AS c GROUP BY c HAVING count(*) > 1;
 		IF why IS NOT NULL THEN
 			RAISE EXCEPTION 'column "%" appears twice in policy rule max_qar_risk', why
@@ -1014,15 +1264,15 @@ BEGIN
 					  HINT = 'Set "p" in the rule, at most the number of columns it measures.';
 		END IF;
 	END IF;
-	PERFORM @extschema@.qidrisk_check_diversity_validate(rel, policy);
+	PERFORM qidrisk_internal.qidrisk_check_diversity_validate(rel, policy);
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO cols
 	FROM unnest(qid) WITH ORDINALITY AS u(c, o);
 	-- one scan serves every rule read from the class profile
 	IF policy ?| ARRAY['min_k', 'max_singleton_share', 'max_rows_below_k'] THEN
-		EXECUTE format('SELECT (p.p).* FROM (SELECT @extschema@.class_profile(%s) AS p FROM %s) AS p', cols, rel)
+		EXECUTE format('SELECT (p.p).* FROM (SELECT qidrisk_internal.class_profile(%s) AS p FROM %s) AS p', cols, rel)
 		INTO profile;
 	END IF;
-	FOR r IN SELECT q.rule FROM @extschema@.qid_check_rules() AS q WHERE policy ? q.rule LOOP
+	FOR r IN SELECT q.rule FROM qidrisk_internal.qid_check_rules() AS q WHERE policy ? q.rule LOOP
 		rule := r.rule;
 		setting := policy -> r.rule;
 		note := NULL;
@@ -1036,12 +1286,12 @@ BEGIN
 				threshold := setting::text::double precision;
 				passed := measured IS NULL OR measured <= threshold;
 			WHEN 'max_rows_below_k' THEN
-				measured := @extschema@.rows_below(profile, (setting ->> 'k')::integer);
+				measured := qidrisk_internal.rows_below(profile, (setting ->> 'k')::integer);
 				threshold := (setting ->> 'max')::double precision;
 				passed := measured <= threshold;
 			WHEN 'max_birthday_uniqueness' THEN
 				-- the QID's class frequencies are the distribution people are drawn from
-				EXECUTE format('SELECT @extschema@.birthday_uniqueness_exact($1, c.id, c.n)
+				EXECUTE format('SELECT qidrisk_internal.birthday_uniqueness_exact($1, c.id, c.n)
 								FROM (SELECT row_number() OVER () AS id, count(*)::float8 AS n
 									  FROM %s GROUP BY %s) AS c', rel, cols)
 				INTO measured USING (setting ->> 'group_size')::bigint;
@@ -1049,17 +1299,17 @@ BEGIN
 				passed := measured IS NULL OR measured <= threshold;
 			WHEN 'min_kmap' THEN
 				-- an empty release has no class to find in the population
-				measured := @extschema@.kmap_value(rel, @extschema@.qidrisk_check_population(rel, setting), qid,
+				measured := qidrisk_internal.kmap_value(rel, qidrisk_internal.qidrisk_check_population(rel, setting), qid,
 												   setting ->> 'weight',
-												   @extschema@.qidrisk_check_names(r.rule, setting, 'population_qid'::text));
+												   qidrisk_internal.qidrisk_check_names(r.rule, setting, 'population_qid'::text));
 				threshold := (setting ->> 'k')::double precision;
 				passed := measured IS NULL OR measured >= threshold;
 			WHEN 'max_qar_risk' THEN
 				threshold := (setting ->> 'max')::double precision;
 				BEGIN
 					SELECT q.risk INTO measured
-					FROM @extschema@.qar_risk(rel,
-											  coalesce(@extschema@.qidrisk_check_names(r.rule, setting, 'columns'::text), qid),
+					FROM qidrisk_internal.qar_risk(rel,
+											  coalesce(qidrisk_internal.qidrisk_check_names(r.rule, setting, 'columns'::text), qid),
 											  coalesce((setting ->> 'p')::integer, 3),
 											  coalesce((setting ->> 'alpha')::double precision, 0.01::double precision),
 											  coalesce((setting ->> 'pi_u')::double precision, 0.05::double precision)) AS q;
@@ -1074,13 +1324,13 @@ BEGIN
 				END;
 			WHEN 'min_l', 'max_t' THEN
 				SELECT d.measured, d.threshold, d.passed INTO measured, threshold, passed
-				FROM @extschema@.qidrisk_check_diversity(rel, qid, r.rule, setting) AS d;
+				FROM qidrisk_internal.qidrisk_check_diversity(rel, qid, r.rule, setting) AS d;
 		END CASE;
 		RETURN NEXT;
 	END LOOP;
 END
 $$;
-COMMENT ON FUNCTION qidrisk_check_evaluate(regclass, text[], jsonb) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_check_evaluate(regclass, text[], jsonb) IS
 'internal: the rules of a qid_check policy evaluated with the caller''s rights, one row per rule; records nothing';
 
 -- The result columns stay those of 0.1.0 (users' views depend on them): a rule
@@ -1095,18 +1345,18 @@ COMMENT ON FUNCTION qid_check(regclass, text[], jsonb, boolean) IS
 'check a table or view against a publication policy: one row per rule (measured, threshold, passed); record_history => true also appends the run to qidrisk_check_history';
 
 -- qid_check with the note of each rule as a column, for qid_assert
-CREATE FUNCTION qidrisk_check_run(rel regclass, qid text[], policy jsonb, record_history boolean)
+CREATE FUNCTION qidrisk_internal.qidrisk_check_run(rel regclass, qid text[], policy jsonb, record_history boolean)
 RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision,
 			   passed boolean, note text)
 AS 'MODULE_PATHNAME', 'qidrisk_qid_check'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION qidrisk_check_run(regclass, text[], jsonb, boolean) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_check_run(regclass, text[], jsonb, boolean) IS
 'internal: qid_check with a note column saying why a rule could not be measured';
 
 -- ==== qid_assert: a hint where it cannot commit, no internal context, every setting in the detail ====
 
 -- The QR001 message and detail of a check, no row when every rule passes
-CREATE FUNCTION qidrisk_check_report(rel regclass, qid text[], policy jsonb, record_history boolean)
+CREATE FUNCTION qidrisk_internal.qidrisk_check_report(rel regclass, qid text[], policy jsonb, record_history boolean)
 RETURNS TABLE (message text, detail text)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -1122,17 +1372,15 @@ AS $$
 															 ELSE c.setting - 'max' END) AS e),
 									   coalesce(c.measured::text, 'nothing'), c.threshold) END,
 					  ' ' ORDER BY c.o)
-	FROM @extschema@.qidrisk_check_run(rel, qid, policy, record_history)
+	FROM qidrisk_internal.qidrisk_check_run(rel, qid, policy, record_history)
 		 WITH ORDINALITY AS c(rule, setting, measured, threshold, passed, note, o)
 	WHERE NOT c.passed
 	HAVING count(*) > 0
 $$;
-COMMENT ON FUNCTION qidrisk_check_report(regclass, text[], jsonb, boolean) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_check_report(regclass, text[], jsonb, boolean) IS
 'internal: the QR001 message and detail of a qid_check run, no row when every rule passes';
 
 DROP PROCEDURE qid_assert(regclass, text[], jsonb, boolean);
-DROP FUNCTION qidrisk_check_raise(regclass, jsonb);
-DROP FUNCTION qidrisk_check_failures(regclass, text[], jsonb, boolean);
 
 -- In C: it sees whether its CALL may commit, and raises with no context of its own
 CREATE PROCEDURE qid_assert(rel regclass, qid text[], policy jsonb, record_history boolean DEFAULT false)
@@ -1184,7 +1432,7 @@ AS $$
 		   coalesce(sum(w.sample_rows * w.individual_risk ORDER BY w.class), 0),
 		   sum(w.sample_rows * w.individual_risk ORDER BY w.class) / sum(w.sample_rows),
 		   max(w.individual_risk)
-	FROM @extschema@.weighted_risk(rel, qid, weight, method) AS w
+	FROM qidrisk_internal.weighted_risk(rel, qid, weight, method) AS w
 $$;
 
 -- ==== qid_generalize: a target k, a cost, the k reached ====
@@ -1244,11 +1492,11 @@ BEGIN
 	qidlist := (SELECT string_agg(quote_ident(c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY u(c, o));
 	FOR item IN SELECT * FROM jsonb_array_elements(items) LOOP
 		ord := ord + 1;
-		query := @extschema@.qidrisk_generalization_query(rel, qid, item, drop_incomplete, false,
+		query := qidrisk_internal.qidrisk_generalization_query(rel, qid, item, drop_incomplete, false,
 														   'qid_generalize');
 		EXECUTE format('SELECT (x.p).rows, (x.p).singletons, (x.p).singleton_share, (x.p).classes,
-							   (x.p).k_anonymity, @extschema@.rows_below(x.p, %s) AS below, x.m, x.v
-						FROM (SELECT @extschema@.class_profile(%s) AS p,
+							   (x.p).k_anonymity, qidrisk_internal.rows_below(x.p, %s) AS below, x.m, x.v
+						FROM (SELECT qidrisk_internal.class_profile(%s) AS p,
 									 pg_catalog.count(*) FILTER (WHERE s.qidrisk_modified) AS m,
 									 pg_catalog.sum(s.qidrisk_changed) AS v
 							  FROM (%s) s) x', k, qidlist, query)
@@ -1262,10 +1510,10 @@ BEGIN
 	END LOOP;
 	-- the QID as it is, for comparison
 	EXECUTE format('SELECT (x.p).rows, (x.p).singletons, (x.p).singleton_share, (x.p).classes,
-						   (x.p).k_anonymity, @extschema@.rows_below(x.p, %s) AS below
-					FROM (SELECT @extschema@.class_profile(%s) AS p FROM %s WHERE %s) x',
+						   (x.p).k_anonymity, qidrisk_internal.rows_below(x.p, %s) AS below
+					FROM (SELECT qidrisk_internal.class_profile(%s) AS p FROM %s WHERE %s) x',
 				   k, qidlist, rel,
-				   CASE WHEN drop_incomplete THEN @extschema@.qidrisk_complete_filter(rel, qid)
+				   CASE WHEN drop_incomplete THEN qidrisk_internal.qidrisk_complete_filter(rel, qid)
 				   ELSE 'true' END)
 	INTO r;
 	EXECUTE format('SELECT pg_catalog.count(*) FROM %s', rel) INTO everything;
@@ -1297,69 +1545,69 @@ COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, do
 
 -- They count (class, sensitive value) pairs in the frequency state of the
 -- k_anonymity family, so partial states combine, serialize and spill alike.
-CREATE FUNCTION qidrisk_diversity_transfn(internal, anyelement, VARIADIC "any")
+CREATE FUNCTION qidrisk_internal.qidrisk_diversity_transfn(internal, anyelement, VARIADIC "any")
 RETURNS internal
 AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION qidrisk_l_diversity_final(internal)
+CREATE FUNCTION qidrisk_internal.qidrisk_l_diversity_final(internal)
 RETURNS bigint
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
-CREATE FUNCTION qidrisk_entropy_l_diversity_final(internal)
+CREATE FUNCTION qidrisk_internal.qidrisk_entropy_l_diversity_final(internal)
 RETURNS double precision
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
-CREATE FUNCTION qidrisk_t_closeness_final(internal)
+CREATE FUNCTION qidrisk_internal.qidrisk_t_closeness_final(internal)
 RETURNS double precision
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 CREATE AGGREGATE l_diversity(sensitive anyelement, VARIADIC qid "any") (
-	SFUNC = qidrisk_diversity_transfn,
+	SFUNC = qidrisk_internal.qidrisk_diversity_transfn,
 	STYPE = internal,
-	FINALFUNC = qidrisk_l_diversity_final,
-	COMBINEFUNC = qidrisk_freq_combine,
-	SERIALFUNC = qidrisk_freq_serialize,
-	DESERIALFUNC = qidrisk_freq_deserialize,
+	FINALFUNC = qidrisk_internal.qidrisk_l_diversity_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
 	PARALLEL = SAFE
 );
 
 CREATE AGGREGATE entropy_l_diversity(sensitive anyelement, VARIADIC qid "any") (
-	SFUNC = qidrisk_diversity_transfn,
+	SFUNC = qidrisk_internal.qidrisk_diversity_transfn,
 	STYPE = internal,
-	FINALFUNC = qidrisk_entropy_l_diversity_final,
-	COMBINEFUNC = qidrisk_freq_combine,
-	SERIALFUNC = qidrisk_freq_serialize,
-	DESERIALFUNC = qidrisk_freq_deserialize,
+	FINALFUNC = qidrisk_internal.qidrisk_entropy_l_diversity_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
 	PARALLEL = SAFE
 );
 
 CREATE AGGREGATE t_closeness(sensitive anyelement, VARIADIC qid "any") (
-	SFUNC = qidrisk_diversity_transfn,
+	SFUNC = qidrisk_internal.qidrisk_diversity_transfn,
 	STYPE = internal,
-	FINALFUNC = qidrisk_t_closeness_final,
-	COMBINEFUNC = qidrisk_freq_combine,
-	SERIALFUNC = qidrisk_freq_serialize,
-	DESERIALFUNC = qidrisk_freq_deserialize,
+	FINALFUNC = qidrisk_internal.qidrisk_t_closeness_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
 	PARALLEL = SAFE
 );
 
 -- t_closeness_ordered keys a pair by an order-preserving encoding of the
 -- sensitive value (numeric, date or timestamp) instead of its hash.
-CREATE FUNCTION qidrisk_ordered_diversity_transfn(internal, anyelement, VARIADIC "any")
+CREATE FUNCTION qidrisk_internal.qidrisk_ordered_diversity_transfn(internal, anyelement, VARIADIC "any")
 RETURNS internal
 AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION qidrisk_t_closeness_ordered_final(internal)
+CREATE FUNCTION qidrisk_internal.qidrisk_t_closeness_ordered_final(internal)
 RETURNS double precision
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 CREATE AGGREGATE t_closeness_ordered(sensitive anyelement, VARIADIC qid "any") (
-	SFUNC = qidrisk_ordered_diversity_transfn,
+	SFUNC = qidrisk_internal.qidrisk_ordered_diversity_transfn,
 	STYPE = internal,
-	FINALFUNC = qidrisk_t_closeness_ordered_final,
-	COMBINEFUNC = qidrisk_freq_combine,
-	SERIALFUNC = qidrisk_freq_serialize,
-	DESERIALFUNC = qidrisk_freq_deserialize,
+	FINALFUNC = qidrisk_internal.qidrisk_t_closeness_ordered_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
 	PARALLEL = SAFE
 );
 
@@ -1372,9 +1620,47 @@ COMMENT ON AGGREGATE t_closeness(anyelement, VARIADIC "any") IS
 COMMENT ON AGGREGATE t_closeness_ordered(anyelement, VARIADIC "any") IS
 't-closeness with ordered distance: the largest Earth Mover''s Distance over the ranks of a numeric, date or timestamp sensitive value (NULL ranks last) between a class''s distribution and the table''s';
 
+-- what qid_check's own SQL calls (see the trust boundary above)
+CREATE AGGREGATE qidrisk_internal.l_diversity(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_internal.qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_l_diversity_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.entropy_l_diversity(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_internal.qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_entropy_l_diversity_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.t_closeness(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_internal.qidrisk_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_t_closeness_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE qidrisk_internal.t_closeness_ordered(sensitive anyelement, VARIADIC qid "any") (
+	SFUNC = qidrisk_internal.qidrisk_ordered_diversity_transfn,
+	STYPE = internal,
+	FINALFUNC = qidrisk_internal.qidrisk_t_closeness_ordered_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_freq_combine,
+	SERIALFUNC = qidrisk_internal.qidrisk_freq_serialize,
+	DESERIALFUNC = qidrisk_internal.qidrisk_freq_deserialize,
+	PARALLEL = SAFE
+);
+
 -- ==== qid_check: min_l and max_t ====
 
-CREATE OR REPLACE FUNCTION qid_check_rules()
+CREATE FUNCTION qidrisk_internal.qid_check_rules()
 RETURNS TABLE (rule text, setting text, description text)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -1403,7 +1689,7 @@ $$;
 
 -- Reject a bad min_l or max_t setting before any scan (qidrisk_check_validate
 -- has already checked that it is an object)
-CREATE FUNCTION qidrisk_check_diversity_validate(rel regclass, policy jsonb)
+CREATE FUNCTION qidrisk_internal.qidrisk_check_diversity_validate(rel regclass, policy jsonb)
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -1427,15 +1713,15 @@ BEGIN
 				coalesce((s -> 'sensitive')::text, 'missing')
 				USING ERRCODE = 'invalid_parameter_value';
 		END IF;
-		PERFORM @extschema@.qidrisk_require_columns(rel, ARRAY[s ->> 'sensitive']);
+		PERFORM qidrisk_internal.qidrisk_require_columns(rel, ARRAY[s ->> 'sensitive']);
 		IF rule = 'min_l' THEN
-			PERFORM @extschema@.qidrisk_check_number(rule, s, 'l', 1, 'Infinity', true);
+			PERFORM qidrisk_internal.qidrisk_check_number(rule, s, 'l', 1, 'Infinity', true);
 			IF s ? 'model' AND (s -> 'model') NOT IN ('"distinct"', '"entropy"') THEN
 				RAISE EXCEPTION 'policy rule min_l.model must be "distinct" or "entropy", not %', s -> 'model'
 					USING ERRCODE = 'invalid_parameter_value';
 			END IF;
 		ELSE
-			PERFORM @extschema@.qidrisk_check_number(rule, s, 'max', 0, 1, false);
+			PERFORM qidrisk_internal.qidrisk_check_number(rule, s, 'max', 0, 1, false);
 			IF s ? 'distance' AND (s -> 'distance') NOT IN ('"equal"', '"ordered"') THEN
 				RAISE EXCEPTION 'policy rule max_t.distance must be "equal" or "ordered", not %', s -> 'distance'
 					USING ERRCODE = 'invalid_parameter_value';
@@ -1444,12 +1730,12 @@ BEGIN
 	END LOOP;
 END
 $$;
-COMMENT ON FUNCTION qidrisk_check_diversity_validate(regclass, jsonb) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_check_diversity_validate(regclass, jsonb) IS
 'internal: validate the min_l and max_t settings of a qid_check policy';
 
 -- Measure a min_l or max_t rule: one scan with l_diversity, entropy_l_diversity,
 -- t_closeness or t_closeness_ordered; a table with no rows passes
-CREATE FUNCTION qidrisk_check_diversity(rel regclass, qid text[], rule text, setting jsonb,
+CREATE FUNCTION qidrisk_internal.qidrisk_check_diversity(rel regclass, qid text[], rule text, setting jsonb,
 										OUT measured double precision, OUT threshold double precision,
 										OUT passed boolean)
 LANGUAGE plpgsql STABLE
@@ -1461,7 +1747,7 @@ DECLARE
 					 WHEN setting ->> 'model' = 'entropy' THEN 'entropy_l_diversity'
 					 ELSE 'l_diversity' END;
 BEGIN
-	EXECUTE format('SELECT @extschema@.%s(%I, %s)::pg_catalog.float8 FROM %s', agg, setting ->> 'sensitive',
+	EXECUTE format('SELECT qidrisk_internal.%s(%I, %s)::pg_catalog.float8 FROM %s', agg, setting ->> 'sensitive',
 				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(qid) WITH ORDINALITY AS u(c, o)),
 				   rel)
 	INTO measured;
@@ -1475,7 +1761,7 @@ BEGIN
 	END IF;
 END
 $$;
-COMMENT ON FUNCTION qidrisk_check_diversity(regclass, text[], text, jsonb) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_check_diversity(regclass, text[], text, jsonb) IS
 'internal: measure the min_l or max_t rule of qid_check';
 
 -- ==== k-map over distributed tables: the release's key filter ====
@@ -1484,11 +1770,11 @@ COMMENT ON FUNCTION qidrisk_check_diversity(regclass, text[], text, jsonb) IS
 -- qid_key on the shards; this filter (the release's fingerprints as a small
 -- bitmap, sent once with each shard query) lets the shards skip the rows that
 -- cannot match a release class.
-CREATE FUNCTION qidrisk_kmap_key_filter(filter bytea, key uuid)
+CREATE FUNCTION qidrisk_internal.qidrisk_kmap_key_filter(filter bytea, key uuid)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'qidrisk_kmap_key_filter'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_kmap_key_filter(bytea, uuid) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_kmap_key_filter(bytea, uuid) IS
 'internal to kmap_count: whether key may be one of the release fingerprints the filter holds (false: certainly not)';
 
 -- ==== class_size_profile: a profile from class sizes, split over Citus shards ====
@@ -1500,30 +1786,30 @@ COMMENT ON FUNCTION qidrisk_kmap_key_filter(bytea, uuid) IS
 -- sizes and keeps a bigint[] of (size, classes) pairs, sizes ascending, which
 -- Citus ships from each shard and combines on the coordinator, and which
 -- parallel query passes between processes as it is.
-CREATE FUNCTION qidrisk_class_size_profile_transfn(state bigint[], class_size bigint)
+CREATE FUNCTION qidrisk_internal.qidrisk_class_size_profile_transfn(state bigint[], class_size bigint)
 RETURNS bigint[]
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_class_size_profile_transfn(bigint[], bigint) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_class_size_profile_transfn(bigint[], bigint) IS
 'internal to class_size_profile: counts one class of the given size into the (size, classes) pairs';
 
-CREATE FUNCTION qidrisk_class_size_profile_combine(state bigint[], other bigint[])
+CREATE FUNCTION qidrisk_internal.qidrisk_class_size_profile_combine(state bigint[], other bigint[])
 RETURNS bigint[]
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_class_size_profile_combine(bigint[], bigint[]) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_class_size_profile_combine(bigint[], bigint[]) IS
 'internal to class_size_profile: merges two states'' (size, classes) pairs';
 
-CREATE FUNCTION qidrisk_class_size_profile_final(state bigint[])
+CREATE FUNCTION qidrisk_internal.qidrisk_class_size_profile_final(state bigint[])
 RETURNS qid_profile
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION qidrisk_class_size_profile_final(bigint[]) IS
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_class_size_profile_final(bigint[]) IS
 'internal to class_size_profile: the qid_profile of the counted classes';
 
 CREATE AGGREGATE class_size_profile(class_size bigint) (
-	SFUNC = qidrisk_class_size_profile_transfn,
+	SFUNC = qidrisk_internal.qidrisk_class_size_profile_transfn,
 	STYPE = bigint[],
 	INITCOND = '{}',
-	FINALFUNC = qidrisk_class_size_profile_final,
-	COMBINEFUNC = qidrisk_class_size_profile_combine,
+	FINALFUNC = qidrisk_internal.qidrisk_class_size_profile_final,
+	COMBINEFUNC = qidrisk_internal.qidrisk_class_size_profile_combine,
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE class_size_profile(bigint) IS
@@ -1531,7 +1817,7 @@ COMMENT ON AGGREGATE class_size_profile(bigint) IS
 
 -- ==== column_distinct_counts: a clear error for estimates of a Citus table ====
 
-CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
+CREATE FUNCTION qidrisk_internal.column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
 RETURNS TABLE (column_name text, distinct_values double precision)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -1544,7 +1830,7 @@ BEGIN
 		RAISE EXCEPTION 'column_distinct_counts needs a table and at least one column'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	PERFORM @extschema@.qidrisk_require_columns(rel, columns);
+	PERFORM qidrisk_internal.qidrisk_require_columns(rel, columns);
 	IF NOT estimated THEN
 		-- NULL counts as one more value, as in GROUP BY
 		EXECUTE format('SELECT ARRAY[%s]::float8[] FROM %s',
@@ -1593,3 +1879,285 @@ END
 $$;
 COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
 'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
+
+-- ==== The documented names of functions whose bodies moved to qidrisk_internal ====
+
+CREATE VIEW qid_check_history WITH (security_invoker = true) AS
+	SELECT h.checked_at, h.checked_by, h.relation, h.qid, h.policy, h.results, h.passed
+	FROM qidrisk_internal.check_history AS h;
+COMMENT ON VIEW qid_check_history IS
+'runs of qid_check / qid_assert with record_history => true, as far as the caller may see them: a role sees its own runs and those of roles it is a member of; members of pg_read_all_data and of the extension''s owner see all';
+GRANT SELECT ON qid_check_history TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
+			   individual_risk double precision)
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+BEGIN ATOMIC
+	SELECT * FROM qidrisk_internal.weighted_risk(rel, qid, weight, method);
+END;
+
+CREATE OR REPLACE FUNCTION kmap_value(release regclass, population regclass, qid text[],
+									  population_weight text DEFAULT NULL,
+									  population_qid text[] DEFAULT NULL)
+RETURNS double precision
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+RETURN qidrisk_internal.kmap_value(release, population, qid, population_weight, population_qid);
+
+CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+	SELECT * FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated);
+END;
+
+CREATE OR REPLACE FUNCTION qid_check_rules()
+RETURNS TABLE (rule text, setting text, description text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+	SELECT * FROM qidrisk_internal.qid_check_rules();
+END;
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+BEGIN ATOMIC
+	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy);
+END;
+COMMENT ON FUNCTION hierarchy_levels(regclass) IS
+'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+BEGIN ATOMIC
+	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy, child_column, parent_column);
+END;
+COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
+'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
+
+CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
+RETURNS TABLE (value text, levels text[])
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+BEGIN ATOMIC
+	SELECT * FROM qidrisk_internal.interval_hierarchy(rel, column_name, spec);
+END;
+COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
+'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
+
+-- 0.1.0 functions whose bodies called what moved: the same bodies, calling qidrisk_internal
+CREATE OR REPLACE FUNCTION distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS double precision
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT exp(sum(ln(greatest(d.distinct_values, 1))))
+	FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated) AS d
+$$;
+
+CREATE OR REPLACE FUNCTION column_budgets(rel regclass, columns text[], population double precision,
+							   k double precision, beta double precision DEFAULT 0.1,
+							   weights double precision[] DEFAULT NULL,
+							   estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision, budget double precision,
+			   generalize boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	WITH d AS (
+		SELECT array_agg(c.column_name ORDER BY c.o) AS names,
+			   array_agg(c.distinct_values ORDER BY c.o) AS counts
+		FROM (SELECT x.*, row_number() OVER () AS o
+			  FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated) AS x) AS c
+	), b AS (
+		SELECT d.names, d.counts,
+			   qidrisk_internal.bucket_budget(qidrisk_internal.anonymity_partitions(population, k, beta),
+										 d.counts, weights) AS budgets
+		FROM d
+	)
+	SELECT b.names[i], b.counts[i], b.budgets[i], b.budgets[i] < b.counts[i]
+	FROM b, generate_subscripts(b.names, 1) AS i
+	ORDER BY i
+$$;
+
+CREATE OR REPLACE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
+RETURNS anycompatible
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT representatives[CASE WHEN coalesce(cardinality(cuts), 0) = coalesce(cardinality(representatives), 0)
+								  THEN qidrisk_internal.quantile_bucket(value, cuts)
+								  ELSE qidrisk_internal.qidrisk_representatives_mismatch(cardinality(cuts),
+																					cardinality(representatives)) END] $$;
+
+CREATE OR REPLACE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[],
+								k double precision,
+								population_weight text DEFAULT NULL,
+								population_qid text[] DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF k IS NULL THEN
+		RAISE EXCEPTION 'kmap_rows_below: k must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF k = 'NaN'::float8 OR k = 'Infinity'::float8 OR k <= 0 THEN
+		RAISE EXCEPTION 'kmap_rows_below: k must be a finite number above 0, not %', k
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN (SELECT coalesce(sum(c.release_rows) FILTER (WHERE c.population_rows < k), 0)::bigint
+			FROM qidrisk_internal.kmap_count(release, population, qid, population_weight,
+										population_qid) AS c);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION qidrisk_internal.qidrisk_check_validate(rel regclass, qid text[], policy jsonb)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	bad text;
+	s jsonb;
+BEGIN
+	IF rel IS NULL OR qid IS NULL OR policy IS NULL THEN
+		RAISE EXCEPTION 'qid_check needs a table, its QID columns and a policy, not NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF cardinality(qid) = 0 THEN
+		RAISE EXCEPTION 'qid_check needs at least one QID column'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	PERFORM qidrisk_internal.qidrisk_require_columns(rel, qid);
+	IF jsonb_typeof(policy) <> 'object' THEN
+		RAISE EXCEPTION 'a qid_check policy must be a JSON object, not %', jsonb_typeof(policy)
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'For example ''{"min_k": 5, "max_singleton_share": 0}''.';
+	END IF;
+	SELECT string_agg(format('"%s"', k), ', ' ORDER BY k) INTO bad
+	FROM jsonb_object_keys(policy) AS k
+	WHERE k NOT IN (SELECT r.rule FROM qidrisk_internal.qid_check_rules() AS r);
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'unknown qid_check policy rule %', bad
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = format('Known rules: %s.',
+								(SELECT string_agg(r.rule, ', ') FROM qidrisk_internal.qid_check_rules() AS r));
+	END IF;
+	IF policy = '{}' THEN
+		RAISE EXCEPTION 'a qid_check policy needs at least one rule'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- IF, not PERFORM ... WHERE: the planner folds immutable calls on constants
+	IF policy ? 'min_k' THEN
+		PERFORM qidrisk_internal.qidrisk_check_number('min_k', policy -> 'min_k', NULL, 1, 'Infinity', true);
+	END IF;
+	IF policy ? 'max_singleton_share' THEN
+		PERFORM qidrisk_internal.qidrisk_check_number('max_singleton_share', policy -> 'max_singleton_share',
+												 NULL, 0, 1, false);
+	END IF;
+	FOR s, bad IN
+		SELECT policy -> r.rule, r.rule FROM qidrisk_internal.qid_check_rules() AS r
+		WHERE policy ? r.rule AND r.setting LIKE '{%'
+	LOOP
+		IF jsonb_typeof(s) <> 'object' THEN
+			RAISE EXCEPTION 'policy rule % must be an object %, not %', bad,
+				(SELECT r.setting FROM qidrisk_internal.qid_check_rules() AS r WHERE r.rule = bad), s
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF EXISTS (SELECT 1 FROM jsonb_object_keys(s) AS k
+				   WHERE k <> ALL (CASE bad
+									   WHEN 'max_rows_below_k' THEN ARRAY['k', 'max']
+									   WHEN 'max_birthday_uniqueness' THEN ARRAY['group_size', 'max']
+									   WHEN 'min_kmap' THEN ARRAY['population', 'k', 'weight', 'population_qid']
+									   WHEN 'max_qar_risk' THEN ARRAY['max', 'columns', 'p', 'alpha', 'pi_u']
+								   END)) THEN
+			RAISE EXCEPTION 'policy rule % has an unknown setting in %', bad, s
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'SELECT * FROM qid_check_rules() lists every rule and its setting.';
+		END IF;
+	END LOOP;
+	IF policy ? 'max_rows_below_k' THEN
+		PERFORM qidrisk_internal.qidrisk_check_number('max_rows_below_k', policy -> 'max_rows_below_k', 'k',
+												 1, 2147483647, true);
+		PERFORM qidrisk_internal.qidrisk_check_number('max_rows_below_k', policy -> 'max_rows_below_k', 'max',
+												 0, 'Infinity', false);
+	END IF;
+	IF policy ? 'max_birthday_uniqueness' THEN
+		PERFORM qidrisk_internal.qidrisk_check_number('max_birthday_uniqueness', policy -> 'max_birthday_uniqueness',
+												 'group_size', 1, 9.2e18, true);
+		PERFORM qidrisk_internal.qidrisk_check_number('max_birthday_uniqueness', policy -> 'max_birthday_uniqueness',
+												 'max', 0, 1, false);
+	END IF;
+	IF policy ? 'min_kmap' THEN
+		s := policy -> 'min_kmap';
+		PERFORM qidrisk_internal.qidrisk_check_number('min_kmap', s, 'k', 1, 'Infinity', true);
+		IF jsonb_typeof(s -> 'population') IS DISTINCT FROM 'string' THEN
+			RAISE EXCEPTION 'policy rule min_kmap.population must be a table name, not %',
+				coalesce((s -> 'population')::text, 'missing')
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		PERFORM qidrisk_internal.qidrisk_check_population(rel, s);
+		IF s ? 'weight' AND jsonb_typeof(s -> 'weight') <> 'string' THEN
+			RAISE EXCEPTION 'policy rule min_kmap.weight must be a column name, not %', s -> 'weight'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		PERFORM qidrisk_internal.qidrisk_check_names('min_kmap', s, 'population_qid');
+	END IF;
+	IF policy ? 'max_qar_risk' THEN
+		s := policy -> 'max_qar_risk';
+		PERFORM qidrisk_internal.qidrisk_check_number('max_qar_risk', s, 'max', 0, 1, false);
+		PERFORM qidrisk_internal.qidrisk_check_names('max_qar_risk', s, 'columns');
+		IF s ? 'p' THEN
+			PERFORM qidrisk_internal.qidrisk_check_number('max_qar_risk', s, 'p', 1, 2147483647, true);
+		END IF;
+		IF s ? 'alpha' THEN
+			PERFORM qidrisk_internal.qidrisk_check_number('max_qar_risk', s, 'alpha', 0, 1, false);
+		END IF;
+		IF s ? 'pi_u' THEN
+			PERFORM qidrisk_internal.qidrisk_check_number('max_qar_risk', s, 'pi_u', 0, 1, false);
+		END IF;
+	END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION qid_generalize_into(rel regclass, qid text[], generalization jsonb,
+									target_table text, drop_incomplete boolean DEFAULT false)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	query text;
+	target text;
+	written bigint;
+BEGIN
+	IF target_table IS NULL THEN
+		RAISE EXCEPTION 'qid_generalize_into needs a target table name'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF jsonb_typeof(generalization) = 'array' THEN
+		RAISE EXCEPTION 'qid_generalize_into writes one generalization, not a list'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	query := qidrisk_internal.qidrisk_generalization_query(rel, qid, generalization, drop_incomplete, true,
+													   'qid_generalize_into');
+	-- an unqualified name goes into rel's schema (this function's search_path is not the caller's)
+	target := (SELECT string_agg(quote_ident(p), '.') FROM unnest(parse_ident(target_table)) p);
+	IF cardinality(parse_ident(target_table)) = 1 THEN
+		target := format('%I.%s', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n
+									 ON n.oid = c.relnamespace WHERE c.oid = rel), target);
+	END IF;
+	IF to_regclass(target) IS NOT NULL THEN
+		RAISE EXCEPTION 'table % already exists', target
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'qid_generalize_into writes only into a new table; pick another name or drop it.';
+	END IF;
+	EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s', target,
+				   (SELECT string_agg(format('s.%I', a.attname), ', ' ORDER BY a.attnum)
+					FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped),
+				   query);
+	GET DIAGNOSTICS written = ROW_COUNT;
+	RETURN written;
+END
+$$;

@@ -41,10 +41,10 @@ PG_FUNCTION_INFO_V1(qidrisk_qid_assert);
 
 /* Insert the history row of a run as the history table's owner */
 static void
-RecordCheck(Oid namespace, const char *schema, Oid rel, Datum qid, Datum policy,
-			Datum results, bool passed)
+RecordCheck(Oid rel, Datum qid, Datum policy, Datum results, bool passed)
 {
-	Oid			history = get_relname_relid("qidrisk_check_history", namespace);
+	Oid			history = get_relname_relid("check_history",
+											get_namespace_oid(QIDRISK_INTERNAL, false));
 	HeapTuple	classtup;
 	Oid			owner;
 	Oid			caller;
@@ -52,7 +52,7 @@ RecordCheck(Oid namespace, const char *schema, Oid rel, Datum qid, Datum policy,
 	int			nestlevel;
 	char	   *relnsp;
 	char	   *relname;
-	char	   *query;
+	const char *query;
 	Oid			types[7] = {TIMESTAMPTZOID, NAMEOID, TEXTOID, TEXTARRAYOID, JSONBOID, JSONBOID, BOOLOID};
 	Datum		values[7];
 	int			rc;
@@ -60,7 +60,7 @@ RecordCheck(Oid namespace, const char *schema, Oid rel, Datum qid, Datum policy,
 	if (!OidIsValid(history))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation \"%s.qidrisk_check_history\" does not exist", schema)));
+				 errmsg("relation \"" QIDRISK_INTERNAL ".check_history\" does not exist")));
 	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(history));
 	if (!HeapTupleIsValid(classtup))
 		elog(ERROR, "cache lookup failed for relation %u", history);
@@ -83,9 +83,9 @@ RecordCheck(Oid namespace, const char *schema, Oid rel, Datum qid, Datum policy,
 	values[4] = policy;
 	values[5] = results;
 	values[6] = BoolGetDatum(passed);
-	query = psprintf("INSERT INTO %s.qidrisk_check_history "
-					 "(checked_at, checked_by, relation, qid, policy, results, passed) "
-					 "VALUES ($1, $2, $3, $4, $5, $6, $7)", schema);
+	query = "INSERT INTO " QIDRISK_INTERNAL ".check_history "
+		"(checked_at, checked_by, relation, qid, policy, results, passed) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
 	/* as the owner, with nothing of the caller's session able to interfere */
 	nestlevel = NewGUCNestLevel();
@@ -103,14 +103,12 @@ RecordCheck(Oid namespace, const char *schema, Oid rel, Datum qid, Datum policy,
 /*
  * qid_check(rel, qid, policy, record_history): one row per rule of the policy
  * (rule, setting, measured, threshold, passed); record_history => true also
- * appends the run to qidrisk_check_history.
+ * appends the run to the check history.
  */
 Datum
 qidrisk_qid_check(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
-	const char *schema = quote_identifier(get_namespace_name(namespace));
 	Oid			argtypes[3] = {REGCLASSOID, TEXTARRAYOID, JSONBOID};
 	Datum		args[3];
 	char		argnulls[3];
@@ -137,7 +135,7 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(3))
 	{
 		/* a NULL table, QID or policy is reported first, as by the evaluation */
-		rc = SPI_execute_with_args(psprintf("SELECT %s.qidrisk_check_validate($1, $2, $3)", schema),
+		rc = SPI_execute_with_args("SELECT " QIDRISK_INTERNAL ".qidrisk_check_validate($1, $2, $3)",
 								   3, argtypes, args, argnulls, false, 0);
 		if (rc != SPI_OK_SELECT)
 			elog(ERROR, "qid_check: validation returned %s", SPI_result_code_string(rc));
@@ -153,7 +151,7 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 										"'measured', e.measured, 'threshold', e.threshold, 'passed', e.passed) "
 										"OPERATOR(pg_catalog.||) CASE WHEN e.note IS NULL THEN '{}'::pg_catalog.jsonb "
 										"ELSE pg_catalog.jsonb_build_object('note', e.note) END "
-										"FROM %s.qidrisk_check_evaluate($1, $2, $3) AS e", schema),
+										"FROM " QIDRISK_INTERNAL ".qidrisk_check_evaluate($1, $2, $3) AS e"),
 							   3, argtypes, args, argnulls, false, 0);
 	if (rc != SPI_OK_SELECT || SPI_tuptable->tupdesc->natts != CHECK_COLUMNS + 1)
 		elog(ERROR, "qid_check: the evaluation returned %s", SPI_result_code_string(rc));
@@ -188,7 +186,7 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	appendStringInfoChar(&results, ']');
 
 	if (record)
-		RecordCheck(namespace, schema, DatumGetObjectId(args[0]), args[1], args[2],
+		RecordCheck(DatumGetObjectId(args[0]), args[1], args[2],
 					DirectFunctionCall1(jsonb_in, CStringGetDatum(results.data)), passed);
 	SPI_finish();
 	return (Datum) 0;
@@ -204,8 +202,6 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 Datum
 qidrisk_qid_assert(PG_FUNCTION_ARGS)
 {
-	Oid			namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
-	const char *schema = quote_identifier(get_namespace_name(namespace));
 	bool		atomic = !(fcinfo->context && IsA(fcinfo->context, CallContext)) ||
 		((CallContext *) fcinfo->context)->atomic;
 	bool		record = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
@@ -238,8 +234,8 @@ qidrisk_qid_assert(PG_FUNCTION_ARGS)
 	}
 	if (SPI_connect_ext(atomic ? 0 : SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "qid_assert: SPI_connect failed");
-	rc = SPI_execute_with_args(psprintf("SELECT r.message, r.detail FROM %s.qidrisk_check_report($1, $2, $3, $4) AS r",
-										schema),
+	rc = SPI_execute_with_args("SELECT r.message, r.detail FROM " QIDRISK_INTERNAL
+							   ".qidrisk_check_report($1, $2, $3, $4) AS r",
 							   4, argtypes, args, argnulls, false, 0);
 	if (rc != SPI_OK_SELECT || SPI_tuptable->tupdesc->natts != 2)
 		elog(ERROR, "qid_assert: the check returned %s", SPI_result_code_string(rc));

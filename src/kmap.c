@@ -179,7 +179,7 @@ static char *ReleaseGroupedQuery(KmapState *state, const char *release_name,
 								 const char *weight_name);
 static void CountPopulationGrouped(KmapState *state, const char *population_name,
 								   char **population_names, const char *weight_name,
-								   Oid schema, bool filtered);
+								   bool filtered);
 
 /* Stop with an error naming the setting that bounds the classes' memory */
 static void
@@ -761,7 +761,7 @@ qidrisk_kmap_probe_final(PG_FUNCTION_ARGS)
  */
 static void
 ProbePopulation(KmapState *state, const char *population_name, char **population_names,
-				const char *weight_name, Oid schema)
+				const char *weight_name)
 {
 	int64		nkeys = (int64) state->classes->members;
 	Size		keys_length;
@@ -804,8 +804,7 @@ ProbePopulation(KmapState *state, const char *population_name, char **population
 		KmapBudgetExceeded(state, state->memory + probe->bytes);
 
 	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT %s.qidrisk_kmap_probe($1, ",
-					 quote_identifier(get_namespace_name(schema)));
+	appendStringInfoString(&query, "SELECT " QIDRISK_INTERNAL ".qidrisk_kmap_probe($1, ");
 	if (weight_name != NULL)
 		appendStringInfo(&query, "%s::pg_catalog.float8, ", quote_identifier(weight_name));
 	else
@@ -1197,15 +1196,14 @@ qidrisk_kmap_key_filter(PG_FUNCTION_ARGS)
  */
 static void
 CountPopulationGrouped(KmapState *state, const char *population_name,
-					   char **population_names, const char *weight_name, Oid schema,
-					   bool filtered)
+					   char **population_names, const char *weight_name, bool filtered)
 {
 	StringInfoData query;
 	ParamListInfo params = NULL;
 	bytea	   *filter = filtered ? KeyFilterBuild(state) : NULL;
 
 	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT %s.qid_key(", quote_identifier(get_namespace_name(schema)));
+	appendStringInfoString(&query, "SELECT " QIDRISK_INTERNAL ".qid_key(");
 	AppendColumns(&query, population_names, state->ncolumns);
 	appendStringInfoString(&query, ")");
 	state->weighted = weight_name != NULL;
@@ -1213,9 +1211,8 @@ CountPopulationGrouped(KmapState *state, const char *population_name,
 	appendStringInfo(&query, " FROM %s", population_name);
 	if (filter != NULL)
 	{
-		appendStringInfo(&query, " WHERE %s.qidrisk_kmap_key_filter($1, %s.qid_key(",
-						 quote_identifier(get_namespace_name(schema)),
-						 quote_identifier(get_namespace_name(schema)));
+		appendStringInfoString(&query, " WHERE " QIDRISK_INTERNAL ".qidrisk_kmap_key_filter($1, "
+							   QIDRISK_INTERNAL ".qid_key(");
 		AppendColumns(&query, population_names, state->ncolumns);
 		appendStringInfoString(&query, "))");
 		/* a row whose weight is bad passes, so that its error is raised */
@@ -1533,12 +1530,10 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 	/* one pass over the population */
 	if (KmapGrouped(population->relid))
 		CountPopulationGrouped(state, population->qualified, population_names, weight_name,
-							   get_func_namespace(fcinfo->flinfo->fn_oid),
 							   population->relid != release->relid &&
 							   state->classes->members <= KMAP_FILTER_MAX_CLASSES);
 	else
-		ProbePopulation(state, population->qualified, population_names, weight_name,
-						get_func_namespace(fcinfo->flinfo->fn_oid));
+		ProbePopulation(state, population->qualified, population_names, weight_name);
 	return state;
 }
 

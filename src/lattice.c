@@ -1599,13 +1599,6 @@ NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
 	return 0;
 }
 
-/* The qidrisk schema: where this function lives */
-static char *
-ExtensionSchema(FunctionCallInfo fcinfo)
-{
-	return get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-}
-
 /*
  * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
  * c, t, t_distance, metric, evaluate): one row per node of the lattice.
@@ -1633,7 +1626,7 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 	double		bytes;
 	int64	   *order;
 	int			ret;
-	char	   *schema;
+	const char *schema;
 	int64		best = -1;
 	double		best_loss = 0;
 
@@ -1653,7 +1646,7 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "qid_lattice", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
 	lattice_hash_seed = pg_prng_uint64(&pg_global_prng_state);
-	schema = ExtensionSchema(fcinfo);
+	schema = QIDRISK_INTERNAL;
 
 	lat = palloc0(sizeof(Lattice));
 	lat->funcname = funcname;

@@ -17,6 +17,13 @@
 #include "utils/array.h"
 #include "utils/sortsupport.h"
 
+/*
+ * The schema the install script creates for every internal object: no
+ * installing role can create objects there, so SQL that qidrisk generates
+ * calls only functions of this schema and of pg_catalog (docs/security.md)
+ */
+#define QIDRISK_INTERNAL "qidrisk_internal"
+
 /* Format version written at the head of every serialized state */
 #define QIDRISK_STATE_FORMAT_VERSION 3
 

@@ -26,3 +26,26 @@ ok() {
 		fi
 	fi
 }
+
+# earlier_release VERSION: make an earlier release installable from scratch,
+# as an installation made before it was superseded would be.  Only the current
+# release ships an install script; an earlier one is the first release's
+# script (sql/base) followed by the upgrade scripts up to it.  Needs write
+# access to the installation's extension directory (CI runs as root); the
+# caller removes $EARLIER_SCRIPTS when it exits.
+earlier_release() {
+	local target=$1 src dir f to
+	src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/sql"
+	dir="$("${PG_CONFIG:-pg_config}" --sharedir)/extension"
+	{
+		cat "$src/base/qidrisk--0.1.0.sql"
+		for f in $(ls "$src"/qidrisk--*--*.sql | sort -t- -k3,3V); do
+			to=${f##*--}
+			to=${to%.sql}
+			if [ "$(printf '%s\n' "$to" "$target" | sort -V | tail -1)" = "$target" ]; then
+				cat "$f"
+			fi
+		done
+	} >"$dir/qidrisk--$target.sql"
+	EARLIER_SCRIPTS="${EARLIER_SCRIPTS:-} $dir/qidrisk--$target.sql"
+}

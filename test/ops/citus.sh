@@ -307,7 +307,7 @@ ok "$(q -c "SET qidrisk.kmap_population_scan = probe" -c "$(rows_of "SELECT * FR
 filtered=$(q -c "LOAD 'auto_explain'" -c "SET auto_explain.log_min_duration = 0" -c "SET auto_explain.log_verbose = on" \
 	-c "SET auto_explain.log_nested_statements = on" -c "SET auto_explain.log_level = notice" \
 	-c "SELECT count(*) FROM kmap_count('rel_local', 'pop_dist', ARRAY['birth_year', 'sex', 'zip'])" 2>&1 |
-	grep -c "Query: SELECT public.qid_key(birth_year, sex, zip) AS qid_key, count(\*) AS count FROM public.pop_dist_[0-9]* pop_dist WHERE public.qidrisk_kmap_key_filter('\\\\x[0-9a-f]*'::bytea, public.qid_key(birth_year, sex, zip)) GROUP BY")
+	grep -c "Query: SELECT qidrisk_internal.qid_key(birth_year, sex, zip) AS qid_key, count(\*) AS count FROM public.pop_dist_[0-9]* pop_dist WHERE qidrisk_internal.qidrisk_kmap_key_filter('\\\\x[0-9a-f]*'::bytea, qidrisk_internal.qid_key(birth_year, sex, zip)) GROUP BY")
 ok "$filtered" 1 "the population is grouped by qid_key on the shards, only the rows that pass the release's key filter"
 
 # The population rows the filter passes: the matching ones, and at most about

@@ -67,9 +67,9 @@ ok "$(echo "SELECT d.status FROM cron.job_run_details d JOIN cron.job j USING (j
 	"succeeded" "the passing check's job succeeded"
 ok "$(echo "SELECT d.status || ': ' || split_part(d.return_message, E'\n', 1) FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-birth-year' ORDER BY d.start_time LIMIT 1" | sq publications)" \
 	"failed: ERROR: qidrisk policy check failed for public.licences: min_k" "the failing check's job failed with the QR001 message"
-ok "$(echo "SELECT string_agg(checked_by || ' ' || array_to_string(qid, ',') || ' ' || passed, '; ' ORDER BY passed DESC) FROM (SELECT DISTINCT ON (qid) * FROM qidrisk_check_history ORDER BY qid, checked_at) h" | sq publications)" \
+ok "$(echo "SELECT string_agg(checked_by || ' ' || array_to_string(qid, ',') || ' ' || passed, '; ' ORDER BY passed DESC) FROM (SELECT DISTINCT ON (qid) * FROM qid_check_history ORDER BY qid, checked_at) h" | sq publications)" \
 	"steward sex true; steward birth_year,sex false" "both runs left a history row in the steward's name, the failing one too"
-ok "$(echo "SELECT results -> 0 ->> 'measured' FROM qidrisk_check_history WHERE NOT passed ORDER BY checked_at LIMIT 1" | sq publications)" \
+ok "$(echo "SELECT results -> 0 ->> 'measured' FROM qid_check_history WHERE NOT passed ORDER BY checked_at LIMIT 1" | sq publications)" \
 	"1" "the failing run's row records the measured k-anonymity"
 ok "$(echo "SELECT count(*) FROM cron.job_run_details WHERE status NOT IN ('succeeded', 'failed', 'running', 'starting')" | sq publications)" \
 	"0" "no job run is stuck in connecting"

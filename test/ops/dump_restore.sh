@@ -64,10 +64,10 @@ snapshot() {
 		-c "SELECT string_agg(row(p.*)::text, ';' ORDER BY rule) FROM licence_policy p" \
 		-c "SELECT string_agg(row(p.*)::text, ';') FROM profiles p" \
 		-c "SELECT md5(string_agg(row(l.*)::text, ';' ORDER BY row(l.*)::text)) FROM licences l" \
-		-c "SELECT string_agg(row(h.*)::text, ';' ORDER BY checked_at, checked_by) FROM qidrisk_check_history h" \
-		-c "SELECT string_agg(polname || ':' || polcmd::text, ',' ORDER BY polname) FROM pg_policy WHERE polrelid = 'qidrisk_check_history'::regclass" \
+		-c "SELECT string_agg(row(h.*)::text, ';' ORDER BY checked_at, checked_by) FROM qid_check_history h" \
+		-c "SELECT string_agg(polname || ':' || polcmd::text, ',' ORDER BY polname) FROM pg_policy WHERE polrelid = 'qidrisk_internal.check_history'::regclass" \
 		-c "SELECT extversion || ' ' || extowner::regrole FROM pg_extension WHERE extname = 'qidrisk'"
-	as $STEWARD "$1" -c "SELECT string_agg(checked_by || ' ' || qid::text, ';') FROM qidrisk_check_history"
+	as $STEWARD "$1" -c "SELECT string_agg(checked_by || ' ' || qid::text, ';') FROM qid_check_history"
 }
 before=$(snapshot $SRC)
 ok "$(echo "$before" | wc -l)" 8 "the source database answers every snapshot query"
@@ -81,14 +81,14 @@ pg_dump --role=$OWNER -Fc -f "$tmp/norls.dump" $SRC 2>/dev/null
 ok "$?" 1 "pg_dump -Fc as the non-superuser database owner refuses the history without --enable-row-security"
 pg_dump --role=$OWNER --enable-row-security -Fc -f "$tmp/src.dump" $SRC 2>"$tmp/dump.err"
 ok "$?" 0 "pg_dump -Fc --enable-row-security as the non-superuser database owner succeeds $(head -c 300 "$tmp/dump.err")"
-pg_restore -l "$tmp/src.dump" | grep -v 'TABLE DATA public qidrisk_check_history ' >"$tmp/owner.list"
+pg_restore -l "$tmp/src.dump" | grep -v 'TABLE DATA public qidrisk_internal.check_history ' >"$tmp/owner.list"
 pg_restore --role=$OWNER -d $DST --exit-on-error -L "$tmp/owner.list" "$tmp/src.dump" 2>"$tmp/restore.err"
 ok "$?" 0 "pg_restore as the non-superuser database owner succeeds, without the history's rows $(head -c 300 "$tmp/restore.err")"
-pg_restore -d $DST --exit-on-error --data-only -t qidrisk_check_history "$tmp/src.dump" 2>"$tmp/restore.err"
+pg_restore -d $DST --exit-on-error --data-only -t qidrisk_internal.check_history "$tmp/src.dump" 2>"$tmp/restore.err"
 ok "$?" 0 "a superuser restores the history's rows $(head -c 300 "$tmp/restore.err")"
 ok "$(snapshot $DST)" "$before" "restored views, qid_profile column, table, history rows, RLS policies and owner equal the source"
 ok "$(as $STEWARD $DST -c "SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{\"min_k\": 2}', record_history => true)" \
-	-c "SELECT count(*) FROM qidrisk_check_history")" "$(printf '1\n2')" \
+	-c "SELECT count(*) FROM qid_check_history")" "$(printf '1\n2')" \
 	"after the restore a steward records checks and sees only its own history"
 
 # 2. plain dump restored by a superuser

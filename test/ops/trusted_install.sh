@@ -39,6 +39,7 @@ cleanup() {
 	for role in $OWNER $NOBODY $STEWARD; do
 		q -d postgres -c "DROP ROLE IF EXISTS $role" 2>/dev/null
 	done
+	rm -f ${EARLIER_SCRIPTS:-}
 }
 cleanup
 trap cleanup EXIT
@@ -109,53 +110,59 @@ ok "$(q -d $NEW -c "SELECT count(*) FROM pg_depend d JOIN pg_extension e ON e.oi
 	"0" "the installer owns no function of the extension"
 # attachments to the history table (the only member table) and changes of functions and types
 for stmt in \
-	"CREATE TRIGGER x BEFORE INSERT ON qidrisk_check_history FOR EACH ROW EXECUTE FUNCTION evil_trigger()" \
-	"ALTER TABLE qidrisk_check_history ALTER COLUMN relation SET DEFAULT evil()" \
-	"ALTER TABLE qidrisk_check_history ADD COLUMN extra text DEFAULT evil()" \
-	"CREATE POLICY x ON qidrisk_check_history FOR INSERT WITH CHECK (evil_bool())" \
-	"CREATE RULE x AS ON INSERT TO qidrisk_check_history DO ALSO SELECT evil()" \
-	"CREATE INDEX x ON qidrisk_check_history (evil_text(relation))" \
-	"ALTER TABLE qidrisk_check_history ADD CONSTRAINT x CHECK (evil_bool())" \
-	"ALTER TABLE qidrisk_check_history ALTER COLUMN relation TYPE text USING relation || evil()" \
-	"ALTER TABLE qidrisk_check_history DISABLE ROW LEVEL SECURITY" \
-	"ALTER POLICY qidrisk_check_history_read ON qidrisk_check_history USING (evil_bool())" \
-	"DROP POLICY qidrisk_check_history_read ON qidrisk_check_history" \
-	"ALTER TABLE qidrisk_check_history RENAME TO x" \
-	"ALTER EXTENSION qidrisk DROP TABLE qidrisk_check_history" \
-	"CREATE OR REPLACE FUNCTION qidrisk_check_evaluate(rel regclass, qid text[], policy jsonb) RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision, passed boolean) LANGUAGE sql AS 'SELECT evil(), NULL::jsonb, 1::float8, 1::float8, true'" \
+	"CREATE TRIGGER x BEFORE INSERT ON qidrisk_internal.check_history FOR EACH ROW EXECUTE FUNCTION evil_trigger()" \
+	"ALTER TABLE qidrisk_internal.check_history ALTER COLUMN relation SET DEFAULT evil()" \
+	"ALTER TABLE qidrisk_internal.check_history ADD COLUMN extra text DEFAULT evil()" \
+	"CREATE POLICY x ON qidrisk_internal.check_history FOR INSERT WITH CHECK (evil_bool())" \
+	"CREATE RULE x AS ON INSERT TO qidrisk_internal.check_history DO ALSO SELECT evil()" \
+	"CREATE INDEX x ON qidrisk_internal.check_history (evil_text(relation))" \
+	"ALTER TABLE qidrisk_internal.check_history ADD CONSTRAINT x CHECK (evil_bool())" \
+	"ALTER TABLE qidrisk_internal.check_history ALTER COLUMN relation TYPE text USING relation || evil()" \
+	"ALTER TABLE qidrisk_internal.check_history DISABLE ROW LEVEL SECURITY" \
+	"ALTER POLICY qidrisk_check_history_read ON qidrisk_internal.check_history USING (evil_bool())" \
+	"DROP POLICY qidrisk_check_history_read ON qidrisk_internal.check_history" \
+	"ALTER TABLE qidrisk_internal.check_history RENAME TO x" \
+	"ALTER EXTENSION qidrisk DROP TABLE qidrisk_internal.check_history" \
+	"CREATE OR REPLACE FUNCTION qidrisk_internal.qidrisk_check_evaluate(rel regclass, qid text[], policy jsonb) RETURNS TABLE (rule text, setting jsonb, measured double precision, threshold double precision, passed boolean) LANGUAGE sql AS 'SELECT evil(), NULL::jsonb, 1::float8, 1::float8, true'" \
 	"ALTER FUNCTION qid_check(regclass, text[], jsonb, boolean) SECURITY DEFINER" \
-	"ALTER FUNCTION qidrisk_check_evaluate(regclass, text[], jsonb) SET search_path = public" \
+	"ALTER FUNCTION qidrisk_internal.qidrisk_check_evaluate(regclass, text[], jsonb) SET search_path = public" \
 	"ALTER TYPE qid_profile ADD ATTRIBUTE x text" \
 	"ALTER AGGREGATE class_profile(VARIADIC \"any\") RENAME TO x"; do
 	ok "$(as $OWNER $NEW "$stmt")" "ERROR 42501" "the installer cannot: ${stmt:0:90}"
 done
-as $OWNER $NEW "GRANT INSERT, UPDATE, DELETE ON qidrisk_check_history TO $OWNER" >/dev/null 2>&1
-ok "$(q -d $NEW -c "SELECT has_table_privilege('$OWNER', 'qidrisk_check_history', 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER')")" \
+as $OWNER $NEW "GRANT INSERT, UPDATE, DELETE ON qidrisk_internal.check_history TO $OWNER" >/dev/null 2>&1
+ok "$(q -d $NEW -c "SELECT has_table_privilege('$OWNER', 'qidrisk_internal.check_history', 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER')")" \
 	"f" "nor grant itself a right to change the history"
 # a superuser records checks: nothing of the owner's runs
 q -d $NEW -c "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
 q -d $NEW -c "CALL qid_assert('t', ARRAY['a', 'b'], '{\"min_k\": 2}', record_history => true)" >/dev/null
-ok "$(q -d $NEW -c "SELECT string_agg(checked_by || ':' || passed, ',' ORDER BY checked_at) FROM qidrisk_check_history")" \
+ok "$(q -d $NEW -c "SELECT string_agg(checked_by || ':' || passed, ',' ORDER BY checked_at) FROM qid_check_history")" \
 	"$(q -d postgres -c "SELECT current_user || ':true,' || current_user || ':true'")" \
 	"a superuser records qid_check and qid_assert runs"
 ok "$(superuser)" "f" "and the installer did not become superuser"
 
 # 2. forged history: a role without SELECT on t
-ok "$(as $NOBODY $NEW "INSERT INTO qidrisk_check_history VALUES (now(), '$NOBODY', 'public.t', '{a}', '{\"min_k\": 2}', '[]', true)")" \
+ok "$(as $NOBODY $NEW "INSERT INTO qidrisk_internal.check_history VALUES (now(), '$NOBODY', 'public.t', '{a}', '{\"min_k\": 2}', '[]', true)")" \
 	"ERROR 42501" "a role cannot INSERT a history row"
 ok "$(as $NOBODY $NEW "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)")" \
 	"ERROR 42501" "nor record a check of a table it cannot read"
-ok "$(as $NOBODY $NEW "SELECT count(*) FROM qidrisk_check_evaluate('t', ARRAY['a'], '{\"min_k\": 2}')")" \
+ok "$(as $NOBODY $NEW "SELECT count(*) FROM qidrisk_internal.qidrisk_check_evaluate('t', ARRAY['a'], '{\"min_k\": 2}')")" \
 	"ERROR 42501" "nor evaluate one through the internal function (which records nothing anyway)"
-ok "$(as $OWNER $NEW "UPDATE qidrisk_check_history SET passed = false RETURNING 1")$(as $OWNER $NEW "DELETE FROM qidrisk_check_history RETURNING 1")" \
+ok "$(as $OWNER $NEW "UPDATE qidrisk_internal.check_history SET passed = false RETURNING 1")$(as $OWNER $NEW "DELETE FROM qid_check_history RETURNING 1")" \
 	"ERROR 42501ERROR 42501" "the installer can neither change nor delete history rows"
-ok "$(q -d $NEW -c "SELECT count(*) FROM qidrisk_check_history WHERE checked_by IN ('$NOBODY', '$OWNER')")" "0" \
+ok "$(q -d $NEW -c "SELECT count(*) FROM qid_check_history WHERE checked_by IN ('$NOBODY', '$OWNER')")" "0" \
 	"no history row was written in their names"
 ok "$(q -d $NEW -c "SELECT string_agg(p.proname, ',') FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
 	JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk' WHERE p.prosecdef")" "" \
 	"no function of the extension is SECURITY DEFINER"
 
-# 3. upgrade from 0.1.0, where the installer owned the history table
+# 3. upgrade from 0.1.0, where the installer owned the history table.  Only
+# the current release installs from scratch: an installer cannot choose 0.1.0
+# (whose history table it owned) to plant a trigger for the next superuser
+ok "$(as $OWNER $OLD "CREATE EXTENSION qidrisk VERSION '0.1.0'")|$(ls "$("${PG_CONFIG:-pg_config}" --sharedir)/extension" | grep -c '^qidrisk--[0-9.]*\.sql$')" \
+	"ERROR 22023|1" "0.1.0 cannot be installed from scratch: only the current release has an install script"
+# an installation of 0.1.0 made before it was superseded
+earlier_release 0.1.0
 as $OWNER $OLD "CREATE EXTENSION qidrisk VERSION '0.1.0'" >/dev/null
 as $OWNER $OLD "$HOSTILE
 GRANT SELECT ON t TO $STEWARD;
@@ -171,22 +178,22 @@ CREATE INDEX x ON qidrisk_check_history (evil_text(relation));
 SELECT 'planted'")" "planted" "0.1.0: the installer owns the history and plants a trigger, defaults, a policy, a rule and an index"
 ok "$(as $OWNER $OLD "ALTER EXTENSION qidrisk UPDATE TO '0.2.0'" >/dev/null; q -d $OLD -c "SELECT extversion FROM pg_extension WHERE extname = 'qidrisk'")" \
 	"0.2.0" "the owner updates the extension to 0.2.0"
-ok "$(q -d $OLD -c "SELECT md5(string_agg(row(checked_at, checked_by, relation, qid, policy, results, passed)::text, ';' ORDER BY checked_at, checked_by)) || ' ' || count(*) FROM qidrisk_check_history")" \
+ok "$(q -d $OLD -c "SELECT md5(string_agg(row(checked_at, checked_by, relation, qid, policy, results, passed)::text, ';' ORDER BY checked_at, checked_by)) || ' ' || count(*) FROM qid_check_history")" \
 	"$rows_before" "the history rows of both roles are kept exactly"
 ok "$(q -d $OLD -c "SELECT c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND c.relowner <> '$OWNER'::regrole,
 	(SELECT count(*) FROM pg_trigger WHERE tgrelid = c.oid), (SELECT count(*) FROM pg_rewrite WHERE ev_class = c.oid),
 	(SELECT string_agg(polname, ',') FROM pg_policy WHERE polrelid = c.oid), (SELECT count(*) FROM pg_attrdef WHERE adrelid = c.oid),
 	(SELECT count(*) FROM pg_index WHERE indrelid = c.oid), (SELECT count(*) FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0)
-	FROM pg_class c WHERE c.oid = 'qidrisk_check_history'::regclass")" \
+	FROM pg_class c WHERE c.oid = 'qidrisk_internal.check_history'::regclass")" \
 	"t|0|0|qidrisk_check_history_read|0|0|7" \
 	"afterwards the superuser owns the history; no trigger, rule, hostile policy, default, index or added column is left"
-ok "$(q -d $OLD -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'qidrisk_check_history%'"),$(q -d $OLD -c "SELECT array_length(extconfig, 1) || ':' || extconfig[1]::regclass::text FROM pg_extension WHERE extname = 'qidrisk'")" \
-	"1,1:qidrisk_check_history" "the old table is gone and the new one is the extension's only configuration table"
+ok "$(q -d $OLD -c "SELECT count(*) FROM pg_class WHERE relname LIKE '%check_history%'"),$(q -d $OLD -c "SELECT array_length(extconfig, 1) || ':' || extconfig[1]::regclass::text FROM pg_extension WHERE extname = 'qidrisk'")" \
+	"1,1:qidrisk_internal.check_history" "the old table is gone and the new one is the extension's only configuration table"
 q -d $OLD -c "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
 q -d $OLD -c "CALL qid_assert('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
-ok "$(q -d $OLD -c "SELECT count(*) FROM qidrisk_check_history")|$(superuser)" "4|f" \
+ok "$(q -d $OLD -c "SELECT count(*) FROM qid_check_history")|$(superuser)" "4|f" \
 	"a superuser records two more checks and the installer does not become superuser"
-ok "$(as $STEWARD $OLD "SELECT string_agg(checked_by, ',') FROM qidrisk_check_history")|$(as $OWNER $OLD "SELECT count(*) FROM qidrisk_check_history")" \
+ok "$(as $STEWARD $OLD "SELECT string_agg(checked_by, ',') FROM qid_check_history")|$(as $OWNER $OLD "SELECT count(*) FROM qid_check_history")" \
 	"$STEWARD|4" "the steward still sees its own rows only, the extension's owner all of them"
 
 # 4. a column whose type the installer changed stops the update (its values are not read)

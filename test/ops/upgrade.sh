@@ -34,9 +34,15 @@ cleanup() {
 	done
 	q -d postgres -c "DROP DATABASE IF EXISTS $FRESH" 2>/dev/null
 	q -d postgres -c "DROP ROLE IF EXISTS $OWNER" -c "DROP ROLE IF EXISTS $STEWARD" 2>/dev/null
+	rm -f ${EARLIER_SCRIPTS:-}
 }
 cleanup
 trap cleanup EXIT
+# only the current release installs from scratch; the earlier ones this
+# script installs are built from sql/ for its run
+for v in $earlier; do
+	earlier_release "$v"
+done
 q -d postgres -c "CREATE ROLE $OWNER" -c "CREATE ROLE $STEWARD" -c "CREATE DATABASE $FRESH OWNER $OWNER"
 as $OWNER $FRESH -c "CREATE EXTENSION qidrisk" >/dev/null
 
@@ -165,15 +171,15 @@ SQL
 	as $STEWARD $db -c "SELECT count(*) FROM qid_check('licences', ARRAY['birth_year'], '{\"min_k\": 5}', record_history => true)" >/dev/null
 	# the history's columns as they were: a later version may add others
 	columns=$(q -d $db -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-		WHERE attrelid = 'qidrisk_check_history'::regclass AND attnum > 0 AND NOT attisdropped")
+		WHERE attrelid = 'qidrisk_internal.check_history'::regclass AND attnum > 0 AND NOT attisdropped")
 	user_data() {
 		as $OWNER $db -c "SELECT row(r.*) FROM licence_risk r" \
 			-c "SELECT string_agg(row(p.*)::text, ';' ORDER BY rule) FROM licence_policy p" \
 			-c "SELECT string_agg(row(p.*)::text, ';') FROM profiles p" \
-			-c "SELECT string_agg(row($1)::text, ';' ORDER BY checked_at, checked_by) FROM qidrisk_check_history"
+			-c "SELECT string_agg(row($1)::text, ';' ORDER BY checked_at, checked_by) FROM qid_check_history"
 	}
 	before=$(user_data "$columns")
-	ok "$(q -d $db -c "SELECT extversion || ' ' || (SELECT count(*) FROM qidrisk_check_history)
+	ok "$(q -d $db -c "SELECT extversion || ' ' || (SELECT count(*) FROM qid_check_history)
 		FROM pg_extension WHERE extname = 'qidrisk'")" "$version 2" \
 		"$version: installed, with two roles' check history"
 
@@ -183,13 +189,13 @@ SQL
 		"$version: the extension is now at $default"
 	# columns that the update dropped cannot be compared; the rest must be
 	kept=$(q -d $db -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-		WHERE attrelid = 'qidrisk_check_history'::regclass AND attnum > 0 AND NOT attisdropped
+		WHERE attrelid = 'qidrisk_internal.check_history'::regclass AND attnum > 0 AND NOT attisdropped
 		AND quote_ident(attname) = ANY (string_to_array('$columns', ', '))")
 	ok "$kept" "$columns" "$version: the history keeps its columns ($columns)"
 	ok "$(user_data "$columns")" "$before" \
 		"$version: the history rows, views and qid_profile column read as before the update"
 	ok "$(as $STEWARD $db -c "SELECT count(*) > 0 FROM qid_check('licences', ARRAY['sex'], '{\"min_k\": 2}', record_history => true)" \
-		-c "SELECT count(*) FROM qidrisk_check_history")" "$(printf 't\n2')" \
+		-c "SELECT count(*) FROM qid_check_history")" "$(printf 't\n2')" \
 		"$version: after the update a steward records checks and sees only its own history"
 	updated=$(catalog $db)
 	ok "$(echo "$updated" | grep -c '^function \|^aggregate ')" "$functions" \

@@ -147,10 +147,10 @@ FROM (VALUES
 -- coerce the NULL to internal and internal_in refuses it (0A000).
 SELECT ok(pg_temp.sqlstate_of(stmt) IN (code, '0A000'), descr || ' -> ' || code || ' or 0A000')
 FROM (VALUES
-	('SELECT qidrisk_sketch_transfn(NULL, 1, 1)', '42883', 'sketch transition function called directly'),
-	('SELECT qidrisk_sketch_combine(NULL, NULL)', '42883', 'sketch combine function called directly'),
-	('SELECT qidrisk_sketch_serialize(NULL::internal)', '42846', 'sketch state from SQL'),
-	($$SELECT qidrisk_freq_key_transfn(NULL, NULL::uuid)$$, '42883', 'key transition function called directly')
+	('SELECT qidrisk_internal.qidrisk_sketch_transfn(NULL, 1, 1)', '42883', 'sketch transition function called directly'),
+	('SELECT qidrisk_internal.qidrisk_sketch_combine(NULL, NULL)', '42883', 'sketch combine function called directly'),
+	('SELECT qidrisk_internal.qidrisk_sketch_serialize(NULL::internal)', '42846', 'sketch state from SQL'),
+	($$SELECT qidrisk_internal.qidrisk_freq_key_transfn(NULL, NULL::uuid)$$, '42883', 'key transition function called directly')
 ) AS c(stmt, code, descr);
 
 SELECT is(pg_temp.snapshot(), s, 'nothing changed: tables, objects, settings and role') FROM before;

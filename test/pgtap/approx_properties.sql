@@ -48,7 +48,7 @@ $$;
 CREATE FUNCTION pg_temp.reference_sample(rate float8) RETURNS text
 LANGUAGE plpgsql AS $$
 BEGIN
-	RETURN (WITH c AS (SELECT qidrisk_sample_permute(qid_key(a, b, c)) AS k, count(*) AS n FROM s GROUP BY a, b, c),
+	RETURN (WITH c AS (SELECT qidrisk_internal.qidrisk_sample_permute(qid_key(a, b, c)) AS k, count(*) AS n FROM s GROUP BY a, b, c),
 	level AS (SELECT round(-log(2, rate::numeric))::integer AS l),
 	kept AS (
 		SELECT n FROM c, level
@@ -244,7 +244,7 @@ EXCEPTION WHEN OTHERS THEN
 	RETURN SQLSTATE;
 END
 $$;
-SELECT ok(pg_temp.sqlstate_of('SELECT qidrisk_sketch_serialize(NULL::internal)') IN ('42846', '0A000'),
+SELECT ok(pg_temp.sqlstate_of('SELECT qidrisk_internal.qidrisk_sketch_serialize(NULL::internal)') IN ('42846', '0A000'),
 		  'internal functions cannot be called directly -> 42846 or 0A000');
 
 SELECT * FROM finish();

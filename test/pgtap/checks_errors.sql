@@ -22,7 +22,7 @@ GRANT SELECT ON people TO qidrisk_e_nocensus;
 -- What must not change: table contents, objects, the history
 CREATE FUNCTION pg_temp.snapshot() RETURNS text LANGUAGE sql AS $$
 	SELECT concat_ws(' | ', (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM people p),
-					 (SELECT count(*) FROM qidrisk_check_history),
+					 (SELECT count(*) FROM qid_check_history),
 					 (SELECT count(*) FROM pg_class), (SELECT count(*) FROM pg_proc), (SELECT count(*) FROM pg_type))
 $$;
 CREATE TEMP TABLE before AS SELECT pg_temp.snapshot() AS s;
@@ -154,7 +154,7 @@ SELECT throws_ok($$CALL qid_assert('people', ARRAY['age', 'zip'], '{"min_k": 2, 
 SELECT is((SELECT count(*) FROM qid_check('people', ARRAY['age', 'zip'],
 											'{"min_k": 2, "max_qar_risk": {"max": 1, "p": 2}}', true)), 2::bigint,
 		  'a check with an undefined QaR risk is recorded');
-SELECT is((SELECT array_agg(results -> 1 ->> 'note' LIKE 'QaR risk is undefined%') FROM qidrisk_check_history
+SELECT is((SELECT array_agg(results -> 1 ->> 'note' LIKE 'QaR risk is undefined%') FROM qid_check_history
 		   WHERE policy ? 'max_qar_risk'), ARRAY[true],
 		  'the history row keeps the note of the rule that could not be measured');
 SET client_min_messages = warning;

@@ -143,19 +143,19 @@ SELECT throws_ok('CALL pg_temp.nightly(2)', 'QR001', NULL, 'a CALLed procedure f
 SELECT throws_ok($$CALL qid_assert('p', ARRAY['age'], '{"min_k": 2}', record_history => true)$$, '2D000', NULL,
 				 'qid_assert with record_history commits, so it refuses to run inside a transaction block');
 
-CREATE TEMP TABLE hist_before AS SELECT count(*) AS n FROM qidrisk_check_history;
+CREATE TEMP TABLE hist_before AS SELECT count(*) AS n FROM qid_check_history;
 SELECT is(count(*), 2::bigint, 'qid_check with record_history returns its rows as usual')
 FROM qid_check('p', ARRAY['age', 'zip'], '{"min_k": 2, "max_singleton_share": 0.5}', record_history => true);
-SELECT is((SELECT count(*) FROM qidrisk_check_history) - n, 1::bigint, 'and appends one history row') FROM hist_before;
+SELECT is((SELECT count(*) FROM qid_check_history) - n, 1::bigint, 'and appends one history row') FROM hist_before;
 SELECT is((SELECT ROW(relation, qid, policy, passed, checked_by, checked_at = now())::text
-		   FROM qidrisk_check_history ORDER BY checked_at DESC LIMIT 1),
+		   FROM qid_check_history ORDER BY checked_at DESC LIMIT 1),
 		  ROW('public.p', ARRAY['age', 'zip'], '{"min_k": 2, "max_singleton_share": 0.5}'::jsonb, false,
 			  current_user::name, true)::text,
 		  'the history row records the table, QID, policy, overall result, role and time');
-SELECT is((SELECT results FROM qidrisk_check_history ORDER BY checked_at DESC LIMIT 1),
+SELECT is((SELECT results FROM qid_check_history ORDER BY checked_at DESC LIMIT 1),
 		  (SELECT jsonb_agg(to_jsonb(c)) FROM qid_check('p', ARRAY['age', 'zip'], '{"min_k": 2, "max_singleton_share": 0.5}') c),
 		  'the history row''s results are the rows qid_check returned');
-SELECT is((SELECT count(*) FROM qidrisk_check_history) - n, 1::bigint, 'without record_history nothing is appended')
+SELECT is((SELECT count(*) FROM qid_check_history) - n, 1::bigint, 'without record_history nothing is appended')
 FROM hist_before;
 SELECT is((SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM p), h, 'the checked table is unchanged') FROM before;
 SELECT * FROM finish();

@@ -119,25 +119,25 @@ SELECT throws_ok($$SELECT class_size_profile(n) FROM (VALUES (922337203685477580
 				 'classes of 2^63 - 1 and 1 rows: the rows overflow');
 SELECT is((SELECT (class_size_profile(n)).rows FROM (VALUES (9223372036854775807)) v(n)), 9223372036854775807,
 		  'one class of 2^63 - 1 rows is fine');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{1,9223372036854775807}', 1)$$, '22003', NULL,
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_transfn('{1,9223372036854775807}', 1)$$, '22003', NULL,
 				 'transition: a count past the bigint range');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_combine('{1,9223372036854775807}', '{1,1}')$$, '22003', NULL,
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_combine('{1,9223372036854775807}', '{1,1}')$$, '22003', NULL,
 				 'combine: a count past the bigint range');
-SELECT is((SELECT concat_ws(' ', s, qidrisk_class_size_profile_transfn(s, 1), qidrisk_class_size_profile_transfn(s, 2))
+SELECT is((SELECT concat_ws(' ', s, qidrisk_internal.qidrisk_class_size_profile_transfn(s, 1), qidrisk_internal.qidrisk_class_size_profile_transfn(s, 2))
 		   FROM (SELECT '{1,5,3,1}'::bigint[] AS s) x), '{1,5,3,1} {1,6,3,1} {1,5,2,1,3,1}',
 		  'called directly, the transition function leaves its argument alone');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{1}')$$, '22P03', 'invalid class_size_profile state',
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{1}')$$, '22P03', 'invalid class_size_profile state',
 				 'a state of odd length');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{3,1,2,1}')$$, '22P03', NULL, 'a state with sizes descending');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{2,1,2,1}')$$, '22P03', NULL, 'a state with a size twice');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{0,1}')$$, '22P03', NULL, 'a state with size 0');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{1,0}')$$, '22P03', NULL, 'a state with no classes of a size');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{1,NULL}')$$, '22P03', NULL, 'a state with a NULL');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_final('{{1,1},{2,1}}')$$, '22P03', NULL, 'a two-dimensional state');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{1,1,2}', 1)$$, '22P03', NULL, 'transition: a state of odd length');
-SELECT throws_ok($$SELECT qidrisk_class_size_profile_combine('{2,1}', '{2,1,1,1}')$$, '22P03', NULL,
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{3,1,2,1}')$$, '22P03', NULL, 'a state with sizes descending');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{2,1,2,1}')$$, '22P03', NULL, 'a state with a size twice');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{0,1}')$$, '22P03', NULL, 'a state with size 0');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{1,0}')$$, '22P03', NULL, 'a state with no classes of a size');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{1,NULL}')$$, '22P03', NULL, 'a state with a NULL');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_final('{{1,1},{2,1}}')$$, '22P03', NULL, 'a two-dimensional state');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_transfn('{1,1,2}', 1)$$, '22P03', NULL, 'transition: a state of odd length');
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_class_size_profile_combine('{2,1}', '{2,1,1,1}')$$, '22P03', NULL,
 				 'combine: a state with sizes descending');
-SELECT is(qidrisk_class_size_profile_combine('{1,2,5,1}', '{2,1,5,3,9,1}')::text, '{1,2,2,1,5,4,9,1}',
+SELECT is(qidrisk_internal.qidrisk_class_size_profile_combine('{1,2,5,1}', '{2,1,5,3,9,1}')::text, '{1,2,2,1,5,4,9,1}',
 		  'combine merges the pairs and adds the counts of equal sizes');
 
 SELECT * FROM finish();

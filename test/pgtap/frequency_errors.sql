@@ -80,9 +80,9 @@ FROM (VALUES
 -- coerce the NULL to internal and internal_in refuses it (0A000).
 SELECT ok(pg_temp.sqlstate_of(stmt) IN (code, '0A000'), descr || ' -> ' || code || ' or 0A000')
 FROM (VALUES
-	('SELECT qidrisk_freq_transfn(NULL, 1)', '42883', 'transition function called directly'),
-	('SELECT qidrisk_freq_combine(NULL, NULL)', '42883', 'combine function called directly'),
-	($$SELECT qidrisk_freq_serialize(NULL::internal)$$, '42846', 'internal state from SQL')
+	('SELECT qidrisk_internal.qidrisk_freq_transfn(NULL, 1)', '42883', 'transition function called directly'),
+	('SELECT qidrisk_internal.qidrisk_freq_combine(NULL, NULL)', '42883', 'combine function called directly'),
+	($$SELECT qidrisk_internal.qidrisk_freq_serialize(NULL::internal)$$, '42846', 'internal state from SQL')
 ) AS c(stmt, code, descr);
 
 SELECT is(pg_temp.snapshot(), s, 'nothing changed: tables, objects and settings') FROM before;

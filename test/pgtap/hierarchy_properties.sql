@@ -58,8 +58,8 @@ BEGIN
 		RAISE EXCEPTION 'hierarchy relation with OID % does not exist', hierarchy::oid
 			USING ERRCODE = 'undefined_table';
 	END IF;
-	PERFORM public.qidrisk_require_columns(rel, ARRAY[column_name]);
-	PERFORM public.qidrisk_require_columns(hierarchy, ARRAY[child_column, parent_column]);
+	PERFORM qidrisk_internal.qidrisk_require_columns(rel, ARRAY[column_name]);
+	PERFORM qidrisk_internal.qidrisk_require_columns(hierarchy, ARRAY[child_column, parent_column]);
 	-- the hierarchy's edges as text, once each (a repeated row is one edge)
 	edges := format('edges AS MATERIALIZED (
 			SELECT DISTINCT h.%1$I::text AS child, h.%2$I::text AS parent FROM %3$s h

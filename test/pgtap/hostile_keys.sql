@@ -155,7 +155,7 @@ CREATE FUNCTION pg_temp.filled(sums bytea) RETURNS int[] LANGUAGE sql IMMUTABLE 
 	WHERE substr(sums, 8 * i + 1, 8) <> '\x0000000000000000'::bytea
 $$;
 CREATE TABLE layouts AS
-SELECT key, pg_temp.filled((SELECT qidrisk_kmap_probe(decode(repeat(key, 16) || f.fps, 'hex'), 1, v) FROM low_run)) AS filled
+SELECT key, pg_temp.filled((SELECT qidrisk_internal.qidrisk_kmap_probe(decode(repeat(key, 16) || f.fps, 'hex'), 1, v) FROM low_run)) AS filled
 FROM (SELECT string_agg(pg_temp.le(substr(k, 17, 16)) || pg_temp.le(substr(k, 1, 16)), '') AS fps
 	  FROM (SELECT replace(qid_key(v)::text, '-', '') AS k FROM low_run) s) f,
 	 unnest(ARRAY['01', '03']) AS key;

@@ -129,7 +129,7 @@ INSERT INTO statements VALUES
  ($$SELECT * FROM public.column_budgets('public.customers', ARRAY['zip', 'city', 'age'], 1e5, 5)$$),
  ($$SELECT public.distinct_product('public.customers', ARRAY['zip', 'city', 'sex'])$$),
  ($$SELECT * FROM public.hierarchy_generalize('public.customers', 'zip', 'public.zip_tree', max_values => 3)$$),
- ($$SELECT public.qidrisk_complete_filter('public.customers', ARRAY['zip', 'city', 'age'])$$);
+ ($$SELECT qidrisk_internal.qidrisk_complete_filter('public.customers', ARRAY['zip', 'city', 'age'])$$);
 
 -- the clean answers first, then the hostile runs
 CREATE TEMP TABLE clean AS SELECT s, pg_temp.run(s, false) AS r FROM statements;

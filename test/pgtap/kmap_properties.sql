@@ -168,7 +168,7 @@ SET LOCAL parallel_tuple_cost = 0;
 SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL parallel_leader_participation = off;
 SET LOCAL max_parallel_workers_per_gather = 2;
-SELECT cmp_ok(pg_temp.workers_launched($$SELECT qidrisk_kmap_probe(decode(repeat('00', 16), 'hex'), pw::float8, pa, pc, pd) FROM pop$$),
+SELECT cmp_ok(pg_temp.workers_launched($$SELECT qidrisk_internal.qidrisk_kmap_probe(decode(repeat('00', 16), 'hex'), pw::float8, pa, pc, pd) FROM pop$$),
 			  '>', 0, 'the population scan runs in parallel workers here');
 SELECT is(pg_temp.class_difference(false), 0::bigint, 'parallel population scan: counts = LEFT JOIN of GROUP BYs');
 SELECT is(pg_temp.class_difference(true), 0::bigint, 'parallel population scan: weights = LEFT JOIN of GROUP BYs');

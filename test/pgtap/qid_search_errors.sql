@@ -145,7 +145,7 @@ FROM (VALUES
 	($$SET LOCAL ROLE qidrisk_e_nomap; SELECT qid_generalize_into('people', ARRAY['zip'], '{"columns": {"zip": {"map": "zipmap"}}}', 'out1')$$, '42501', 'into: no SELECT on the mapping table'),
 	($$SET LOCAL ROLE qidrisk_e_cols; SELECT qid_generalize_into('people', ARRAY['age'], '{"columns": {"age": {"range": 2}}}', 'out1')$$, '42501', 'into: the other columns are copied, and one is not readable'),
 	-- the internal helpers behind them
-	($$SELECT qidrisk_generalization_query('people', ARRAY['age'], '{"columns": {"age": {"range": 0}}}', false, false, 'x')$$, '22023', 'internal query builder: k = 0')
+	($$SELECT qidrisk_internal.qidrisk_generalization_query('people', ARRAY['age'], '{"columns": {"age": {"range": 0}}}', false, false, 'x')$$, '22023', 'internal query builder: k = 0')
 ) AS c(stmt, code, descr);
 
 SELECT is(pg_temp.snapshot(), s, 'nothing changed: tables, objects, settings and role') FROM before;

@@ -55,7 +55,7 @@ WITH RECURSIVE r(oid) AS (
 	WHERE lang IN ('sql', 'plpgsql')
 	AND (prosrc ~* '\mEXECUTE\M'
 		 -- string literals are messages or EXECUTEd text, so they are left out
-		 OR regexp_replace(prosrc, '''([^'']|'''')*''', '', 'g') ~* '\m(FROM|JOIN)\s+(?!unnest\s*\(|\(\s*VALUES|jsonb_|generate_s|@|public\.)[A-Za-z_]')
+		 OR regexp_replace(prosrc, '''([^'']|'''')*''', '', 'g') ~* '\m(FROM|JOIN)\s+(?!unnest\s*\(|\(\s*VALUES|jsonb_|generate_s|@|public\.|qidrisk_internal\.)[A-Za-z_]')
 	UNION
 	SELECT c.oid FROM ext_proc c, r, ext_proc rp
 	WHERE rp.oid = r.oid AND c.lang IN ('sql', 'plpgsql') AND c.oid <> r.oid
@@ -171,18 +171,18 @@ SELECT is(pg_temp.as_role('qidrisk_t_north', $$SELECT count(*) FROM qid_check('p
 		  '1', 'any role may record a check of a table it reads (qid_check writes the row)');
 SELECT is(pg_temp.as_role('qidrisk_t_cols', $$SELECT count(*) FROM qid_check('patients', ARRAY['zip'], '{"min_k": 3}', record_history => true)$$),
 		  '1', 'a second role records its own check');
-SELECT is(pg_temp.as_role('qidrisk_t_north', 'SELECT string_agg(checked_by || policy::text, '','') FROM qidrisk_check_history'),
+SELECT is(pg_temp.as_role('qidrisk_t_north', 'SELECT string_agg(checked_by || policy::text, '','') FROM qid_check_history'),
 		  'qidrisk_t_north{"min_k": 2}', 'a role sees only its own history rows');
-SELECT is(pg_temp.as_role('qidrisk_t_nobody', 'SELECT count(*) FROM qidrisk_check_history'),
+SELECT is(pg_temp.as_role('qidrisk_t_nobody', 'SELECT count(*) FROM qid_check_history'),
 		  '0', 'a role with no runs sees none');
-SELECT is(pg_temp.as_role('qidrisk_t_nobody', $$INSERT INTO qidrisk_check_history (checked_by, relation, qid, policy, results, passed) VALUES ('qidrisk_t_north', 'x', '{x}', '{}', '[]', true) RETURNING 1$$),
+SELECT is(pg_temp.as_role('qidrisk_t_nobody', $$INSERT INTO qidrisk_internal.check_history (checked_by, relation, qid, policy, results, passed) VALUES ('qidrisk_t_north', 'x', '{x}', '{}', '[]', true) RETURNING 1$$),
 		  'ERROR 42501', 'nobody can record a run in another role''s name');
-SELECT is(pg_temp.as_role('qidrisk_t_north', $$DELETE FROM qidrisk_check_history RETURNING 1$$),
+SELECT is(pg_temp.as_role('qidrisk_t_north', $$DELETE FROM qid_check_history RETURNING 1$$),
 		  'ERROR 42501', 'stewards cannot delete history');
 GRANT qidrisk_t_north TO qidrisk_t_cols;
-SELECT is(pg_temp.as_role('qidrisk_t_cols', 'SELECT count(*) FROM qidrisk_check_history'),
+SELECT is(pg_temp.as_role('qidrisk_t_cols', 'SELECT count(*) FROM qid_check_history'),
 		  '2', 'a member of a role also sees that role''s rows');
-SELECT cmp_ok((SELECT count(*) FROM qidrisk_check_history), '>=', 2::bigint, 'the table owner sees every row');
+SELECT cmp_ok((SELECT count(*) FROM qid_check_history), '>=', 2::bigint, 'the table owner sees every row');
 
 -- 8. hostile identifiers: quotes, spaces, semicolons, upper case, non-ASCII; no injection
 CREATE SCHEMA "Sch ""é"" ;";

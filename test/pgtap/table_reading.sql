@@ -51,7 +51,7 @@ FROM unnest(ARRAY[
 	$$SELECT * FROM qar_record_scores(999999::regclass, ARRAY['a'], 1)$$,
 	$$SELECT * FROM column_distinct_counts(999999::regclass, ARRAY['a'])$$,
 	$$SELECT * FROM column_distinct_counts(999999::regclass, ARRAY['a'], true)$$,
-	$$SELECT qidrisk_complete_filter(999999::regclass, ARRAY['a'])$$,
+	$$SELECT qidrisk_internal.qidrisk_complete_filter(999999::regclass, ARRAY['a'])$$,
 	$$SELECT * FROM qid_generalize(999999::regclass, ARRAY['a'], '{"columns": {"a": {"constant": "*"}}}')$$,
 	$$SELECT * FROM qid_check(999999::regclass, ARRAY['a'], '{"min_k": 2}')$$]) AS s;
 SELECT is(pg_temp.err($$SELECT * FROM kmap_count(999999::regclass, 'people', ARRAY['zip'])$$),
@@ -70,7 +70,7 @@ FROM unnest(ARRAY[
 	$$SELECT * FROM kmap_count('people', 'people', ARRAY['sex', 'Zip'])$$,
 	$$SELECT * FROM column_distinct_counts('people', ARRAY['sex', 'Zip'])$$,
 	$$SELECT * FROM qid_check('people', ARRAY['sex', 'Zip'], '{"min_k": 2}')$$,
-	$$SELECT qidrisk_complete_filter('people', ARRAY['sex', 'Zip'])$$,
+	$$SELECT qidrisk_internal.qidrisk_complete_filter('people', ARRAY['sex', 'Zip'])$$,
 	$$SELECT * FROM qid_generalize('people', ARRAY['sex', 'Zip'], '{"columns": {"sex": {"constant": "*"}}}')$$]) AS s;
 SELECT is(pg_temp.err($$SELECT * FROM qid_search('people', ARRAY['region'])$$),
 		  '42703 column "region" of relation "people" does not exist / Did you mean "Region"?',
@@ -119,20 +119,20 @@ SELECT is(pg_temp.err($$SELECT count(*) FROM kmap_count('people', 'people', ARRA
 CREATE TABLE probe_rows AS
 SELECT i, CASE WHEN i = 1 THEN decode(repeat('01', 16), 'hex') ELSE decode(repeat('02', 32), 'hex') END AS k
 FROM generate_series(1, 3000) i;
-SELECT throws_ok($$SELECT qidrisk_kmap_probe(k, 1, i) FROM probe_rows$$, '22023',
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_kmap_probe(k, 1, i) FROM probe_rows$$, '22023',
 				 'qidrisk_kmap_probe: keys must be the same in every row',
 				 'keys that differ between rows are refused, serially');
-SELECT throws_ok($$SELECT qidrisk_kmap_probe(CASE WHEN i = 2 THEN decode(repeat('03', 16), 'hex') ELSE decode(repeat('01', 16), 'hex') END, 1, i) FROM probe_rows$$,
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_kmap_probe(CASE WHEN i = 2 THEN decode(repeat('03', 16), 'hex') ELSE decode(repeat('01', 16), 'hex') END, 1, i) FROM probe_rows$$,
 				 '22023', 'qidrisk_kmap_probe: keys must be the same in every row',
 				 'keys of the same length but other bytes are refused too');
-SELECT is((SELECT length(qidrisk_kmap_probe(decode(repeat('01', 16), 'hex'), 1, i)) FROM probe_rows),
+SELECT is((SELECT length(qidrisk_internal.qidrisk_kmap_probe(decode(repeat('01', 16), 'hex'), 1, i)) FROM probe_rows),
 		  64 * 8, 'the same keys in every row still work');
 SET LOCAL parallel_setup_cost = 0;
 SET LOCAL parallel_tuple_cost = 0;
 SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL parallel_leader_participation = off;
 SET LOCAL max_parallel_workers_per_gather = 2;
-SELECT throws_ok($$SELECT qidrisk_kmap_probe(k, 1, i) FROM probe_rows$$, '22023', NULL,
+SELECT throws_ok($$SELECT qidrisk_internal.qidrisk_kmap_probe(k, 1, i) FROM probe_rows$$, '22023', NULL,
 				 'keys that differ between rows are refused in parallel workers too (not XX000)');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

@@ -30,14 +30,14 @@ $$;
 CALL nightly_publication_check();
 -- with history: the run is committed before the error, so a failing run stays recorded
 CALL qid_assert('licences', ARRAY['birth_year', 'sex'], '{"min_k": 2}', record_history => true);
-SELECT checked_by, relation, qid, policy, results, passed FROM qidrisk_check_history;
+SELECT checked_by, relation, qid, policy, results, passed FROM qid_check_history;
 SELECT rule, passed FROM qid_check('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
-SELECT qid, passed FROM qidrisk_check_history ORDER BY checked_at;
+SELECT qid, passed FROM qid_check_history ORDER BY checked_at;
 -- inside a transaction block the commit is impossible
 BEGIN;
 CALL qid_assert('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
 ROLLBACK;
-SELECT count(*) FROM qidrisk_check_history;
+SELECT count(*) FROM qid_check_history;
 -- nor inside a block with an exception handler, nor from a function
 DO $$
 BEGIN
@@ -46,12 +46,12 @@ EXCEPTION WHEN invalid_transaction_termination THEN
 	RAISE NOTICE '%', SQLERRM;
 END
 $$;
-SELECT count(*) FROM qidrisk_check_history;
+SELECT count(*) FROM qid_check_history;
 -- QR001 carries no context of qidrisk's own, and its detail every setting of a failed rule
 \set SHOW_CONTEXT errors
 CALL qid_assert('licences', ARRAY['birth_year', 'sex', 'ZIP code'], '{"max_rows_below_k": {"k": 50, "max": 0}, "min_k": 2}');
 \set SHOW_CONTEXT never
-TRUNCATE qidrisk_check_history;
+TRUNCATE qidrisk_internal.check_history;
 -- k-map against a population table (here a census of counts, in the checked table's schema)
 CREATE TABLE census AS
 SELECT birth_year, sex, count(*) * 3 AS people FROM licences GROUP BY birth_year, sex;

@@ -34,8 +34,8 @@ EXCEPTION WHEN undefined_function OR feature_not_supported THEN
 	RETURN 'refused';
 END
 $$;
-SELECT pg_temp.refused('SELECT qidrisk_freq_transfn(NULL, 1)') AS transfn,
-	pg_temp.refused('SELECT qidrisk_freq_combine(NULL, NULL)') AS combine;
+SELECT pg_temp.refused('SELECT qidrisk_internal.qidrisk_freq_transfn(NULL, 1)') AS transfn,
+	pg_temp.refused('SELECT qidrisk_internal.qidrisk_freq_combine(NULL, NULL)') AS combine;
 
 -- a state past its memory budget stops with an error naming the setting:
 -- below the spilling minimum (512 kB) ...

@@ -111,4 +111,4 @@ SELECT (SELECT class_size_profile(n) FROM (SELECT count(*) AS n FROM people GROU
 SELECT class_size_profile(n) FROM (VALUES (2), (NULL), (1)) v(n);
 SELECT class_size_profile(n) FROM (VALUES (2), (0)) v(n);
 SELECT class_size_profile(n) FROM (VALUES (9223372036854775807), (1)) v(n);
-SELECT qidrisk_class_size_profile_final('{2,1,1,1}');
+SELECT qidrisk_internal.qidrisk_class_size_profile_final('{2,1,1,1}');

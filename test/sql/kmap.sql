@@ -140,8 +140,8 @@ RESET qidrisk.kmap_population_scan;
 SELECT * FROM kmap_count('study', 'census', ARRAY['zip', 'age'], 'people') ORDER BY class;
 SET qidrisk.kmap_population_scan = sometimes;
 -- the key filter the grouped scan sends to the shards: certainly-not answers only
-SELECT qidrisk_kmap_key_filter('\x00'::bytea, qid_key(1));
-SELECT qidrisk_kmap_key_filter(('\x03' || repeat('00', 16) || repeat('00', 64))::bytea, qid_key(1));
+SELECT qidrisk_internal.qidrisk_kmap_key_filter('\x00'::bytea, qid_key(1));
+SELECT qidrisk_internal.qidrisk_kmap_key_filter(('\x03' || repeat('00', 16) || repeat('00', 64))::bytea, qid_key(1));
 SELECT kmap_rows_below('study', 'census', ARRAY['zip', 'age'], -1);
 SELECT individual_risk(0, 3);
 SELECT individual_risk(1, 'NaN');

@@ -39,8 +39,8 @@ SELECT qid_generalize_into('licences', ARRAY['birth_year', 'sex', 'municipality'
 	'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', 'licences_release');
 SELECT * FROM licences_release ORDER BY birth_year, sex, municipality;
 SELECT singleton_count(birth_year, sex, municipality) FROM licences_release;
-SELECT qidrisk_complete_filter('licences', ARRAY['birth_year', 'sex']);
-SELECT qidrisk_generalization_query('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}',
+SELECT qidrisk_internal.qidrisk_complete_filter('licences', ARRAY['birth_year', 'sex']);
+SELECT qidrisk_internal.qidrisk_generalization_query('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}',
 	false, false, 'example');
 -- the source is unchanged
 SELECT count(*), count(*) FILTER (WHERE municipality IN ('SA', 'NA')) FROM licences;

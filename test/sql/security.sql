@@ -29,14 +29,14 @@ SELECT class_count(zip) FROM licences;
 CALL qid_assert('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
 CALL qid_assert('licences', ARRAY['birth_year', 'sex', 'zip'], '{"min_k": 2}', record_history => true);
 -- each role sees its own history
-SELECT checked_by, qid, passed FROM qidrisk_check_history ORDER BY checked_at;
+SELECT checked_by, qid, passed FROM qid_check_history ORDER BY checked_at;
 -- and cannot write history at all (only qid_check does), nor change it
-INSERT INTO qidrisk_check_history (checked_by, relation, qid, policy, results, passed)
+INSERT INTO qidrisk_internal.check_history (checked_by, relation, qid, policy, results, passed)
 VALUES ('qidrisk_r_owner', 'licences', '{sex}', '{"min_k": 2}', '[]', true);
-UPDATE qidrisk_check_history SET passed = true;
+UPDATE qidrisk_internal.check_history SET passed = true;
 -- the role that installed the extension reads every row (it no longer owns the table)
 SET SESSION AUTHORIZATION qidrisk_r_owner;
-SELECT checked_by, qid, passed FROM qidrisk_check_history ORDER BY checked_at;
+SELECT checked_by, qid, passed FROM qid_check_history ORDER BY checked_at;
 -- without SELECT: permission denied
 REVOKE SELECT ON licences FROM qidrisk_r_steward;
 SET SESSION AUTHORIZATION qidrisk_r_steward;
