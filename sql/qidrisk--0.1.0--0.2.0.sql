@@ -1893,6 +1893,7 @@ CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, 
 RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
 			   individual_risk double precision)
 LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.weighted_risk(rel, qid, weight, method);
 END;
@@ -1902,11 +1903,13 @@ CREATE OR REPLACE FUNCTION kmap_value(release regclass, population regclass, qid
 									  population_qid text[] DEFAULT NULL)
 RETURNS double precision
 LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 RETURN qidrisk_internal.kmap_value(release, population, qid, population_weight, population_qid);
 
 CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
 RETURNS TABLE (column_name text, distinct_values double precision)
 LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated);
 END;
@@ -1914,6 +1917,7 @@ END;
 CREATE OR REPLACE FUNCTION qid_check_rules()
 RETURNS TABLE (rule text, setting text, description text)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.qid_check_rules();
 END;
@@ -1921,6 +1925,7 @@ END;
 CREATE FUNCTION hierarchy_levels(hierarchy regclass)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy);
 END;
@@ -1930,6 +1935,7 @@ COMMENT ON FUNCTION hierarchy_levels(regclass) IS
 CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy, child_column, parent_column);
 END;
@@ -1939,6 +1945,7 @@ COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
 CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
 RETURNS TABLE (value text, levels text[])
 LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.interval_hierarchy(rel, column_name, spec);
 END;

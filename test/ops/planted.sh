@@ -49,7 +49,9 @@ CREATE SCHEMA trap;
 GRANT USAGE ON SCHEMA trap TO PUBLIC;
 CREATE FUNCTION public.planted(what text) RETURNS integer LANGUAGE plpgsql AS \$\$
 BEGIN
-	PERFORM pg_catalog.set_config('qidrisk_pl.ran', pg_catalog.current_setting('qidrisk_pl.ran', true) || ' ' || what, false);
+	IF pg_catalog.strpos(pg_catalog.coalesce(pg_catalog.current_setting('qidrisk_pl.ran', true), ''), what) = 0 THEN
+		PERFORM pg_catalog.set_config('qidrisk_pl.ran', pg_catalog.current_setting('qidrisk_pl.ran', true) || ' ' || what, false);
+	END IF;
 	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
 		EXECUTE 'ALTER ROLE $OWNER SUPERUSER';
 	END IF;
@@ -88,7 +90,10 @@ BEGIN
 				EXECUTE format('CREATE AGGREGATE public.%I(%s) (SFUNC = public.planted_sfunc, STYPE = integer)', f, sig);
 			EXCEPTION WHEN duplicate_function THEN NULL;
 			END;
-			EXECUTE format('CREATE AGGREGATE trap.%I(%s) (SFUNC = public.planted_sfunc, STYPE = integer)', f, sig);
+			BEGIN
+				EXECUTE format('CREATE AGGREGATE trap.%I(%s) (SFUNC = public.planted_sfunc, STYPE = integer)', f, sig);
+			EXCEPTION WHEN duplicate_function THEN NULL;
+			END;
 		END LOOP;
 	END LOOP;
 END \$\$;
@@ -131,9 +136,9 @@ qid_lattice|SELECT count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::text[],
 qid_check (every rule)|SELECT count(*) FROM public.qid_check($P, '{age,zip,sex}'::text[], '$POLICY'::jsonb)
 qid_check (history)|SELECT count(*) FROM public.qid_check($P, '{age,zip}'::text[], '{"min_k": 1}'::jsonb, true)
 qid_assert|CALL public.qid_assert($P, '{age,zip}'::text[], '{"min_k": 1}'::jsonb)
-qid_generalize (map, ranges, quantiles, constant)|SELECT count(*) FROM public.qid_generalize($P, '{age,zip,sex,income}'::text[], '{"columns": {"zip": {"map": "zip_map"}, "age": {"ranges": 5}, "income": {"quantiles": 3}, "sex": {"constant": "*"}}}'::jsonb, true)
-qid_generalize (local, means)|SELECT count(*) FROM public.qid_generalize($P, '{age,zip}'::text[], '{"local": true, "columns": {"age": {"means": 4}}}'::jsonb)
-qid_generalize_into|SELECT public.qid_generalize_into($P, '{age,zip}'::text[], '{"columns": {"zip": {"map": "zip_map"}}}'::jsonb, 'pg_temp.g1'::text)
+qid_generalize (map, range, mean, constant)|SELECT count(*) FROM public.qid_generalize($P, '{age,zip,sex,income}'::text[], '{"columns": {"zip": {"map": "zip_map", "from": "f", "to": "t"}, "age": {"range": 5}, "income": {"mean": 30}, "sex": {"constant": "*"}}}'::jsonb, true)
+qid_generalize (local, mean)|SELECT count(*) FROM public.qid_generalize($P, '{age,zip}'::text[], '{"local": true, "columns": {"age": {"mean": 4}}}'::jsonb)
+qid_generalize_into|SELECT public.qid_generalize_into($P, '{age,zip}'::text[], '{"columns": {"zip": {"map": "zip_map", "from": "f", "to": "t"}}}'::jsonb, 'pg_temp.g1'::text)
 kmap_count, kmap_value, kmap_rows_below, kmap_row_counts|SELECT (SELECT count(*) FROM public.kmap_count($P, $C, '{age,zip}'::text[], 'w'::text)) + public.kmap_value($P, $C, '{age,zip}'::text[]) + public.kmap_rows_below($P, $C, '{age,zip}'::text[], 3::float8) + (SELECT count(*) FROM public.kmap_row_counts($P, $C, '{age,zip}'::text[]))
 weighted_risk, weighted_risk_summary|SELECT (SELECT count(*) FROM public.weighted_risk($P, '{age,zip}'::text[], 'w'::text)) + (SELECT count(*) FROM public.weighted_risk_summary($P, '{age,zip}'::text[], 'w'::text))
 column_distinct_counts, distinct_product, column_budgets|SELECT (SELECT count(*) FROM public.column_distinct_counts($P, '{age,zip}'::text[])) + public.distinct_product($P, '{age,zip}'::text[]) + (SELECT count(*) FROM public.column_budgets($P, '{age,zip}'::text[], 1e6::float8, 5::float8))

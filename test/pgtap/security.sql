@@ -22,7 +22,7 @@ JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'qidrisk'
 JOIN pg_language l ON l.oid = p.prolang;
 
 -- 1. trusted, and every function runs with the caller's rights
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'qidrisk' AND version = '0.1.0'),
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'qidrisk' AND version = (SELECT default_version FROM pg_available_extensions WHERE name = 'qidrisk')),
 		  true, 'the control file marks qidrisk trusted');
 SELECT cmp_ok((SELECT count(*) FROM ext_proc), '>', 100::bigint, 'the catalog query sees the extension''s functions');
 SELECT is((SELECT array_agg(sig) FROM ext_proc WHERE prosecdef), NULL, 'no function is SECURITY DEFINER');
