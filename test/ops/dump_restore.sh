@@ -81,10 +81,10 @@ pg_dump --role=$OWNER -Fc -f "$tmp/norls.dump" $SRC 2>/dev/null
 ok "$?" 1 "pg_dump -Fc as the non-superuser database owner refuses the history without --enable-row-security"
 pg_dump --role=$OWNER --enable-row-security -Fc -f "$tmp/src.dump" $SRC 2>"$tmp/dump.err"
 ok "$?" 0 "pg_dump -Fc --enable-row-security as the non-superuser database owner succeeds $(head -c 300 "$tmp/dump.err")"
-pg_restore -l "$tmp/src.dump" | grep -v 'TABLE DATA public qidrisk_internal.check_history ' >"$tmp/owner.list"
+pg_restore -l "$tmp/src.dump" | grep -v 'TABLE DATA qidrisk_internal check_history ' >"$tmp/owner.list"
 pg_restore --role=$OWNER -d $DST --exit-on-error -L "$tmp/owner.list" "$tmp/src.dump" 2>"$tmp/restore.err"
 ok "$?" 0 "pg_restore as the non-superuser database owner succeeds, without the history's rows $(head -c 300 "$tmp/restore.err")"
-pg_restore -d $DST --exit-on-error --data-only -t qidrisk_internal.check_history "$tmp/src.dump" 2>"$tmp/restore.err"
+pg_restore -d $DST --exit-on-error --data-only -n qidrisk_internal -t check_history "$tmp/src.dump" 2>"$tmp/restore.err"
 ok "$?" 0 "a superuser restores the history's rows $(head -c 300 "$tmp/restore.err")"
 ok "$(snapshot $DST)" "$before" "restored views, qid_profile column, table, history rows, RLS policies and owner equal the source"
 ok "$(as $STEWARD $DST -c "SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{\"min_k\": 2}', record_history => true)" \

@@ -187,7 +187,7 @@ ok "$(q -d $OLD -c "SELECT c.relowner = (SELECT oid FROM pg_roles WHERE rolname 
 	FROM pg_class c WHERE c.oid = 'qidrisk_internal.check_history'::regclass")" \
 	"t|0|0|qidrisk_check_history_read|0|0|7" \
 	"afterwards the superuser owns the history; no trigger, rule, hostile policy, default, index or added column is left"
-ok "$(q -d $OLD -c "SELECT count(*) FROM pg_class WHERE relname LIKE '%check_history%'"),$(q -d $OLD -c "SELECT array_length(extconfig, 1) || ':' || extconfig[1]::regclass::text FROM pg_extension WHERE extname = 'qidrisk'")" \
+ok "$(q -d $OLD -c "SELECT count(*) FROM pg_class WHERE relkind = 'r' AND relname LIKE '%check_history%'"),$(q -d $OLD -c "SELECT array_length(extconfig, 1) || ':' || extconfig[1]::regclass::text FROM pg_extension WHERE extname = 'qidrisk'")" \
 	"1,1:qidrisk_internal.check_history" "the old table is gone and the new one is the extension's only configuration table"
 q -d $OLD -c "SELECT count(*) FROM qid_check('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null
 q -d $OLD -c "CALL qid_assert('t', ARRAY['a'], '{\"min_k\": 2}', record_history => true)" >/dev/null

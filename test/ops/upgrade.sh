@@ -169,17 +169,20 @@ INSERT INTO profiles SELECT date '2026-01-01', class_profile(birth_year, sex) FR
 SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
 SQL
 	as $STEWARD $db -c "SELECT count(*) FROM qid_check('licences', ARRAY['birth_year'], '{\"min_k\": 5}', record_history => true)" >/dev/null
+	# where a version keeps its history for reading (0.1.0: a table in the
+	# extension's schema; from 0.2.0 the view qid_check_history)
+	history() { q -d $db -c "SELECT coalesce(to_regclass('qid_check_history'), to_regclass('qidrisk_check_history'))"; }
 	# the history's columns as they were: a later version may add others
 	columns=$(q -d $db -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-		WHERE attrelid = 'qidrisk_internal.check_history'::regclass AND attnum > 0 AND NOT attisdropped")
+		WHERE attrelid = '$(history)'::regclass AND attnum > 0 AND NOT attisdropped")
 	user_data() {
 		as $OWNER $db -c "SELECT row(r.*) FROM licence_risk r" \
 			-c "SELECT string_agg(row(p.*)::text, ';' ORDER BY rule) FROM licence_policy p" \
 			-c "SELECT string_agg(row(p.*)::text, ';') FROM profiles p" \
-			-c "SELECT string_agg(row($1)::text, ';' ORDER BY checked_at, checked_by) FROM qid_check_history"
+			-c "SELECT string_agg(row($1)::text, ';' ORDER BY checked_at, checked_by) FROM $(history)"
 	}
 	before=$(user_data "$columns")
-	ok "$(q -d $db -c "SELECT extversion || ' ' || (SELECT count(*) FROM qid_check_history)
+	ok "$(q -d $db -c "SELECT extversion || ' ' || (SELECT count(*) FROM $(history))
 		FROM pg_extension WHERE extname = 'qidrisk'")" "$version 2" \
 		"$version: installed, with two roles' check history"
 
@@ -189,7 +192,7 @@ SQL
 		"$version: the extension is now at $default"
 	# columns that the update dropped cannot be compared; the rest must be
 	kept=$(q -d $db -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-		WHERE attrelid = 'qidrisk_internal.check_history'::regclass AND attnum > 0 AND NOT attisdropped
+		WHERE attrelid = '$(history)'::regclass AND attnum > 0 AND NOT attisdropped
 		AND quote_ident(attname) = ANY (string_to_array('$columns', ', '))")
 	ok "$kept" "$columns" "$version: the history keeps its columns ($columns)"
 	ok "$(user_data "$columns")" "$before" \
