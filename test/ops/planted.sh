@@ -166,4 +166,12 @@ ok "$(q -d $DB -c "SELECT count(*) FROM pg_depend d JOIN pg_proc p ON d.classid 
 	AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'qidrisk')
 	AND p.pronamespace <> 'qidrisk_internal'::regnamespace AND p.proname LIKE 'qidrisk%'")" "0" \
 	"no function named qidrisk_* is in the extension's schema"
+# \df in the extension's schema: exactly the functions docs/ documents (a
+# "### `name(...)`" reference entry each), nothing internal
+docs=$(grep -ho '^### `[a-z_0-9]*(' "$(dirname "${BASH_SOURCE[0]}")"/../../docs/*.md | sed 's/^### `//; s/($//' | sort -u)
+listed=$(q -d $DB -c "SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass
+	AND d.objid = p.oid AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'qidrisk')
+	WHERE p.pronamespace = 'public'::regnamespace" | sort)
+ok "$(comm -3 <(echo "$listed") <(echo "$docs") | tr '\t\n' '  ')|$(echo "$listed" | wc -l)" "|$(echo "$docs" | wc -l)" \
+	"the extension's schema lists exactly the functions the reference pages document"
 echo "1..$n"
