@@ -635,6 +635,7 @@ DECLARE
 	exprs text[] := '{}';
 	j integer;
 	att record;
+	bad text;
 BEGIN
 	IF rel IS NULL OR column_name IS NULL OR spec IS NULL THEN
 		RAISE EXCEPTION 'interval_hierarchy needs a table, a column and a specification'
@@ -652,6 +653,12 @@ BEGIN
 	IF jsonb_typeof(spec) <> 'object' OR (spec ? 'widths') = (spec ? 'cuts') THEN
 		RAISE EXCEPTION 'interval_hierarchy needs {"widths": [...]} or {"cuts": [[...], ...]}, not %', spec
 			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	SELECT x INTO bad FROM jsonb_object_keys(spec) AS x WHERE x NOT IN ('widths', 'cuts') LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'interval_hierarchy: unknown key "%"', bad
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'An interval hierarchy is {"widths": [...]} or {"cuts": [[...], ...]}.';
 	END IF;
 	IF spec ? 'widths' THEN
 		IF jsonb_typeof(spec->'widths') <> 'array'
@@ -1126,8 +1133,9 @@ AS $$
 			CASE WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'string')
 				 THEN pg_catalog.to_jsonb(qidrisk_internal.qidrisk_qualified_table(
 						pg_catalog.jsonb_array_element_text(pg_catalog.jsonb_build_array(e.value), 0)))
+				 -- any other "table" is left for qid_lattice to refuse, naming the column
 				 WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'object')
-					  AND pg_catalog.jsonb_exists(e.value, 'table')
+					  AND pg_catalog.texteq(pg_catalog.jsonb_typeof(pg_catalog.jsonb_object_field(e.value, 'table')), 'string')
 				 THEN pg_catalog.jsonb_concat(e.value, pg_catalog.jsonb_build_object('table',
 						qidrisk_internal.qidrisk_qualified_table(pg_catalog.jsonb_object_field_text(e.value, 'table'))))
 				 ELSE e.value END)

@@ -477,6 +477,16 @@ SizePairsCheckOrder(const int64 *pairs, int npairs)
 			SizePairsInvalid("The state's sizes must ascend strictly from 1, each with at least 1 class.");
 }
 
+/* The pairs of a state after checking it whole: its shape, its order, its counts */
+static int64 *
+SizePairsChecked(ArrayType *state, int *npairs)
+{
+	int64	   *pairs = SizePairs(state, npairs);
+
+	SizePairsCheckOrder(pairs, *npairs);
+	return pairs;
+}
+
 /* A state of npairs pairs, to be filled */
 static ArrayType *
 SizePairsArray(int64 npairs)
@@ -510,6 +520,9 @@ SizeCountOverflow(const char *what)
 			 errmsg("class_size_profile: the %s exceed the bigint range", what)));
 }
 
+/* What the transition function's fn_extra points to once it has checked an aggregate's first state */
+static const char size_pairs_checked = 1;
+
 /* Transition of class_size_profile(class_size bigint): count one class of that size */
 Datum
 qidrisk_class_size_profile_transfn(PG_FUNCTION_ARGS)
@@ -522,6 +535,7 @@ qidrisk_class_size_profile_transfn(PG_FUNCTION_ARGS)
 	int			hi;
 	ArrayType  *grown;
 	int64	   *out;
+	bool		inagg;
 
 	if (size < 1)
 		ereport(ERROR,
@@ -530,11 +544,24 @@ qidrisk_class_size_profile_transfn(PG_FUNCTION_ARGS)
 						size),
 				 errhint("Aggregate the sizes of non-empty classes, such as count(*) of a GROUP BY.")));
 	/* only an aggregate's own state may change in place */
-	if (AggCheckCallContext(fcinfo, NULL))
+	inagg = AggCheckCallContext(fcinfo, NULL);
+	if (inagg)
 		state = PG_GETARG_ARRAYTYPE_P(0);
 	else
 		state = PG_GETARG_ARRAYTYPE_P_COPY(0);
-	pairs = SizePairs(state, &npairs);
+
+	/*
+	 * Check a state given directly; under an aggregate, only its first (the
+	 * initial condition, the same for every group): the later ones are this
+	 * function's own output, and checking each would cost O(pairs) a row.
+	 */
+	if (!inagg || fcinfo->flinfo->fn_extra == NULL)
+	{
+		pairs = SizePairsChecked(state, &npairs);
+		fcinfo->flinfo->fn_extra = inagg ? (void *) &size_pairs_checked : NULL;
+	}
+	else
+		pairs = SizePairs(state, &npairs);
 
 	/* the first pair whose size is at least size */
 	hi = npairs;
@@ -575,16 +602,14 @@ qidrisk_class_size_profile_combine(PG_FUNCTION_ARGS)
 	ArrayType  *from = PG_GETARG_ARRAYTYPE_P(1);
 	int			ninto;
 	int			nfrom;
-	const int64 *a = SizePairs(into, &ninto);
-	const int64 *b = SizePairs(from, &nfrom);
+	const int64 *a = SizePairsChecked(into, &ninto);
+	const int64 *b = SizePairsChecked(from, &nfrom);
 	int64		nmerged = 0;
 	ArrayType  *merged;
 	int64	   *out;
 	int			i = 0;
 	int			j = 0;
 
-	SizePairsCheckOrder(a, ninto);
-	SizePairsCheckOrder(b, nfrom);
 	if (nfrom == 0)
 		PG_RETURN_ARRAYTYPE_P(into);
 
@@ -634,12 +659,11 @@ qidrisk_class_size_profile_final(PG_FUNCTION_ARGS)
 {
 	ArrayType  *state = PG_GETARG_ARRAYTYPE_P(0);
 	int			npairs;
-	const int64 *pairs = SizePairs(state, &npairs);
+	const int64 *pairs = SizePairsChecked(state, &npairs);
 	FreqCounts	counts = {0};
 	Datum	   *sizes;
 	Datum	   *class_counts;
 
-	SizePairsCheckOrder(pairs, npairs);
 	sizes = palloc(Max(npairs, 1) * sizeof(Datum));
 	class_counts = palloc(Max(npairs, 1) * sizeof(Datum));
 	for (int i = 0; i < npairs; i++)

@@ -406,6 +406,153 @@ JsonbGet(JsonbContainer *container, const char *key)
 	return findJsonbValueFromContainer(container, JB_FOBJECT, &k);
 }
 
+/* The layouts of a hierarchy given as an object */
+typedef enum HierLayout
+{
+	HIER_ARX,					/* {"table": t}: value, level 1, ..., level n */
+	HIER_CHILD_PARENT,			/* {"table": t, "child": c, "parent": p} */
+	HIER_INTERVAL				/* {"widths": [...]} or {"cuts": [[...], ...]} */
+} HierLayout;
+
+#define HIERARCHY_HINT "Use \"table_name\", {\"table\": ...}, {\"table\": ..., \"child\": ..., \"parent\": ...}, {\"widths\": [...]} or {\"cuts\": [[...], ...]}."
+#define CHILD_PARENT_DETAIL "A child/parent table is given as {\"table\": ..., \"child\": ..., \"parent\": ...}, with \"child\" and \"parent\" both column names."
+
+/* The keys of a hierarchy object: three for a table, then one per interval layout */
+enum
+{
+	HKEY_TABLE, HKEY_CHILD, HKEY_PARENT, HKEY_WIDTHS, HKEY_CUTS, HKEY_COUNT
+};
+static const struct
+{
+	const char *name;
+	const char *takes;			/* the json it takes, for messages */
+	const char *detail;			/* the layout it belongs to */
+}			hierarchy_keys[HKEY_COUNT] = {
+	{"table", "a string", "\"table\" names the hierarchy table, in ARX's layout or, with \"child\" and \"parent\", as a child/parent table."},
+	{"child", "a string", CHILD_PARENT_DETAIL},
+	{"parent", "a string", CHILD_PARENT_DETAIL},
+	{"widths", "a non-empty array of numbers", "Interval widths are given as {\"widths\": [5, 10, 20]}."},
+	{"cuts", "a non-empty array of arrays", "Interval cuts are given as {\"cuts\": [[...], ...]}, one array of cuts per level."},
+};
+
+/* How a message names the json type of v */
+static const char *
+JsonbTypePhrase(const JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvNull:
+			return "null";
+		case jbvString:
+			return "a string";
+		case jbvNumeric:
+			return "a number";
+		case jbvBool:
+			return "a boolean";
+		case jbvArray:
+			return "an array";
+		case jbvBinary:
+			return JsonContainerIsArray(v->val.binary.data) ? "an array" : "an object";
+		default:
+			return "an object";	/* jbvObject; jbvDatetime is never stored */
+	}
+}
+
+/* What v is when it does not suit hierarchy key k (for "not ..."), or NULL when it does */
+static const char *
+HierarchyKeyMismatch(int k, JsonbValue *v)
+{
+	JsonbContainer *arr;
+	int			n;
+
+	if (k < HKEY_WIDTHS)
+		return v->type == jbvString ? NULL : JsonbTypePhrase(v);
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		return JsonbTypePhrase(v);
+	arr = v->val.binary.data;
+	n = (int) JsonContainerSize(arr);
+	if (n == 0)
+		return "an empty array";
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(arr, i);
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (k == HKEY_WIDTHS ? e->type != jbvNumeric :
+			e->type != jbvBinary || !JsonContainerIsArray(e->val.binary.data))
+			return psprintf("an array holding %s", JsonbTypePhrase(e));
+	}
+	return NULL;
+}
+
+/*
+ * Check a hierarchy object's keys and return its layout: every key known and
+ * of its json type, the keys of one layout only, and a child/parent table
+ * with both column names (a key silently ignored would read another layout).
+ */
+static HierLayout
+HierarchyLayout(JsonbContainer *obj, const char *column, const char *funcname)
+{
+	JsonbIterator *it = JsonbIteratorInit(obj);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	bool		has[HKEY_COUNT] = {0};
+	int			k = -1;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		const char *got;
+
+		if (tok == WJB_KEY)
+		{
+			for (k = 0; k < HKEY_COUNT; k++)
+				if (strlen(hierarchy_keys[k].name) == (size_t) v.val.string.len &&
+					memcmp(hierarchy_keys[k].name, v.val.string.val, v.val.string.len) == 0)
+					break;
+			if (k == HKEY_COUNT)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: unknown key \"%s\" in the hierarchy of column \"%s\"", funcname,
+								pnstrdup(v.val.string.val, v.val.string.len), column),
+						 errhint(HIERARCHY_HINT)));
+			has[k] = true;
+		}
+		else if (tok == WJB_VALUE && (got = HierarchyKeyMismatch(k, &v)) != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: \"%s\" in the hierarchy of column \"%s\" must be %s, not %s", funcname,
+							hierarchy_keys[k].name, column, hierarchy_keys[k].takes, got),
+					 errdetail("%s", hierarchy_keys[k].detail)));
+	}
+
+	/* keys of two layouts (the table keys count as one) */
+	for (int a = 0; a < HKEY_COUNT; a++)
+		for (int b = a + 1; b < HKEY_COUNT; b++)
+			if (has[a] && has[b] && b >= HKEY_WIDTHS)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the hierarchy of column \"%s\" mixes \"%s\" and \"%s\"", funcname,
+								column, hierarchy_keys[a].name, hierarchy_keys[b].name),
+						 errdetail("A hierarchy is one table (in ARX's layout or child/parent) or one interval specification (widths or cuts)."),
+						 errhint(HIERARCHY_HINT)));
+	if (has[HKEY_WIDTHS] || has[HKEY_CUTS])
+		return HIER_INTERVAL;
+	if (!has[HKEY_TABLE] && !has[HKEY_CHILD] && !has[HKEY_PARENT])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" is an empty object", funcname, column),
+				 errhint(HIERARCHY_HINT)));
+	if (!has[HKEY_TABLE] || has[HKEY_CHILD] != has[HKEY_PARENT])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" gives \"%s\" without \"%s\"", funcname,
+						column, has[HKEY_CHILD] ? "child" : "parent",
+						!has[HKEY_TABLE] ? "table" : has[HKEY_CHILD] ? "parent" : "child"),
+				 errdetail(CHILD_PARENT_DETAIL)));
+	return has[HKEY_CHILD] ? HIER_CHILD_PARENT : HIER_ARX;
+}
+
 /* Intern one label of a level, returning its code */
 static int32
 InternLabel(labelhash_hash *table, const char *label, int32 *nlabels, char ***labels,
@@ -469,41 +616,9 @@ LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
 	else if (spec->type == jbvBinary && JsonContainerIsObject(spec->val.binary.data))
 	{
 		JsonbContainer *obj = spec->val.binary.data;
-		JsonbValue *table = JsonbGet(obj, "table");
+		HierLayout	layout = HierarchyLayout(obj, col->name, funcname);
 
-		if (table != NULL)
-		{
-			char	   *name = JsonbStringValue(table);
-			char	   *child = JsonbStringValue(JsonbGet(obj, "child"));
-			char	   *parentcol = JsonbStringValue(JsonbGet(obj, "parent"));
-			Oid			hier;
-
-			if (name == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: the hierarchy \"table\" of column \"%s\" must be a string",
-								funcname, col->name)));
-			hier = ResolveTable(name, col->name, funcname);
-			argtypes[0] = REGCLASSOID;
-			args[0] = ObjectIdGetDatum(hier);
-			if (child == NULL && parentcol == NULL)
-			{
-				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1)",
-								 quote_identifier(schema));
-				nargs = 1;
-			}
-			else
-			{
-				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1, $2, $3)",
-								 quote_identifier(schema));
-				argtypes[1] = TEXTOID;
-				args[1] = CStringGetTextDatum(child ? child : "child");
-				argtypes[2] = TEXTOID;
-				args[2] = CStringGetTextDatum(parentcol ? parentcol : "parent");
-				nargs = 3;
-			}
-		}
-		else
+		if (layout == HIER_INTERVAL)
 		{
 			appendStringInfo(&query, "SELECT value, levels FROM %s.interval_hierarchy($1, $2, $3)",
 							 quote_identifier(schema));
@@ -515,13 +630,34 @@ LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
 			args[2] = JsonbPGetDatum(JsonbValueToJsonb(spec));
 			nargs = 3;
 		}
+		else
+		{
+			char	   *name = JsonbStringValue(JsonbGet(obj, "table"));
+
+			argtypes[0] = REGCLASSOID;
+			args[0] = ObjectIdGetDatum(ResolveTable(name, col->name, funcname));
+			nargs = 1;
+			if (layout == HIER_ARX)
+				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1)",
+								 quote_identifier(schema));
+			else
+			{
+				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1, $2, $3)",
+								 quote_identifier(schema));
+				argtypes[1] = TEXTOID;
+				args[1] = CStringGetTextDatum(JsonbStringValue(JsonbGet(obj, "child")));
+				argtypes[2] = TEXTOID;
+				args[2] = CStringGetTextDatum(JsonbStringValue(JsonbGet(obj, "parent")));
+				nargs = 3;
+			}
+		}
 	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: the hierarchy of column \"%s\" must be a table name or an object",
 						funcname, col->name),
-				 errhint("Use \"table_name\", {\"table\": ..., \"child\": ..., \"parent\": ...}, {\"widths\": [...]} or {\"cuts\": [[...], ...]}.")));
+				 errhint(HIERARCHY_HINT)));
 
 	ret = SPI_execute_with_args(query.data, nargs, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)

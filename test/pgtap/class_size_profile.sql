@@ -14,7 +14,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 \ir parallel_plans.psql
 
-SELECT plan(4 * 12 + 2 + 4 + 4 + 18);
+SELECT plan(4 * 12 + 2 + 4 + 4 + 18 + 8);
 
 CREATE COLLATION pg_temp.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -106,6 +106,28 @@ SELECT is((SELECT class_size_profile(n)::text FROM (VALUES (2::bigint), (NULL), 
 		  '(5,3,1,0.2,1,2,"{1,2}","{1,2}")', 'NULL sizes are ignored');
 SELECT is((SELECT class_size_profile(n)::text FROM (VALUES (NULL::bigint)) v(n)),
 		  '(0,0,0,,,,{},{})', 'only NULL sizes: the profile of no rows');
+
+-- The transition function checks the state it is given as the combine and
+-- final functions do (0.1.0 returned {3,1,1,1,2,1}); the internal functions
+-- are found in public or in qidrisk_internal
+SET LOCAL search_path = public, qidrisk_internal;
+SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{3,1,1,1}', 2)$$, '22P03', 'invalid class_size_profile state',
+				 'transition: a state with sizes descending');
+SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{2,1,2,1}', 2)$$, '22P03', NULL, 'transition: a state with a size twice');
+SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{-1,1}', 2)$$, '22P03', NULL, 'transition: a state with a negative size');
+SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{1,-1}', 1)$$, '22P03', NULL, 'transition: a state with a negative count');
+SELECT throws_ok($$SELECT qidrisk_class_size_profile_transfn('{1,1,2,0}', 3)$$, '22P03', NULL, 'transition: a state with no classes of a size');
+SELECT is(qidrisk_class_size_profile_transfn('{1,2,4,1}', 3)::text, '{1,2,3,1,4,1}', 'transition: a valid state still takes a new size');
+-- an aggregate built on the transition function checks its initial state at the first row
+CREATE AGGREGATE pg_temp.unsorted_profile(bigint) (SFUNC = qidrisk_class_size_profile_transfn, STYPE = bigint[],
+												   INITCOND = '{3,1,1,1}');
+SELECT throws_ok($$SELECT pg_temp.unsorted_profile(n) FROM (VALUES (2), (2), (5)) v(n)$$, '22P03', NULL,
+				 'an aggregate whose initial state is unsorted');
+CREATE AGGREGATE pg_temp.sorted_profile(bigint) (SFUNC = qidrisk_class_size_profile_transfn, STYPE = bigint[],
+												 INITCOND = '{1,1,3,1}');
+SELECT is((SELECT pg_temp.sorted_profile(n)::text FROM (VALUES (2), (2), (5), (1)) v(n)), '{1,2,2,2,3,1,5,1}',
+		  'an aggregate whose initial state is valid');
+RESET search_path;
 
 -- Errors
 SELECT throws_ok($$SELECT class_size_profile(n) FROM (VALUES (3), (0)) v(n)$$, '22023',

@@ -7,7 +7,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47);
+SELECT plan(47 + 18);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -91,6 +91,45 @@ SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'zip', '{"widths":
 SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'age', '{"cuts": 5}')$$, '22023', NULL, 'cuts not arrays');
 SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'nope', '{"widths": [5]}')$$, '42703', NULL, 'interval: unknown column');
 
+-- a hierarchy object: each key of its json type, no unknown key, one layout
+-- (0.1.0 read {"table": ..., "child": 1} in ARX's layout, so a cycle passed)
+CREATE TABLE ab (v text);
+INSERT INTO ab VALUES ('a'), ('b'), ('a'), ('b');
+SELECT throws_ok($$SELECT * FROM qid_lattice('ab', '{v}', '{"v": {"table": "loop_tree", "child": 1}}', 1)$$, '22023',
+				 'qid_lattice: "child" in the hierarchy of column "v" must be a string, not a number',
+				 'a number for child: refused, not read in ARX''s layout (where the cycle a -> b -> a passed)');
+SELECT throws_ok($$SELECT * FROM qid_lattice('ab', '{v}', '{"v": {"table": "loop_tree", "child": "child", "parent": 2}}', 1)$$, '22023',
+				 'qid_lattice: "parent" in the hierarchy of column "v" must be a string, not a number', 'a number for parent');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {"table": 7}}', 2)$$, '22023',
+				 'qid_lattice: "table" in the hierarchy of column "zip" must be a string, not a number', 'a number for table');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {"table": "tree", "child": "child", "parent": null}}', 2)$$, '22023',
+				 'qid_lattice: "parent" in the hierarchy of column "zip" must be a string, not null', 'null for parent');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {"table": "h_zip", "levels": 2}}', 2)$$, '22023',
+				 'qid_lattice: unknown key "levels" in the hierarchy of column "zip"', 'an unknown key');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {"table": "tree", "child": "child"}}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "zip" gives "child" without "parent"', 'child without parent');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {"table": "tree", "parent": "parent"}}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "zip" gives "parent" without "child"', 'parent without child');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {"child": "child", "parent": "parent"}}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "zip" gives "child" without "table"', 'child and parent without table');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{age}', '{"age": {"widths": "5, 10"}}', 2)$$, '22023',
+				 'qid_lattice: "widths" in the hierarchy of column "age" must be a non-empty array of numbers, not a string',
+				 'widths of the wrong type');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{age}', '{"age": {"widths": [5, "10"]}}', 2)$$, '22023',
+				 'qid_lattice: "widths" in the hierarchy of column "age" must be a non-empty array of numbers, not an array holding a string',
+				 'a width of the wrong type');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{age}', '{"age": {"cuts": [30, 40]}}', 2)$$, '22023',
+				 'qid_lattice: "cuts" in the hierarchy of column "age" must be a non-empty array of arrays, not an array holding a number',
+				 'cuts not an array of arrays');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{age}', '{"age": {"table": "h_zip", "widths": [5]}}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "age" mixes "table" and "widths"', 'a table and widths: two layouts');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{age}', '{"age": {"widths": [5], "cuts": [[30]]}}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "age" mixes "widths" and "cuts"', 'widths and cuts: two layouts');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": {}}', 2)$$, '22023',
+				 'qid_lattice: the hierarchy of column "zip" is an empty object', 'an empty object');
+SELECT throws_ok($$SELECT * FROM interval_hierarchy('people', 'age', '{"widths": [5], "cut": [[30]]}')$$, '22023',
+				 'interval_hierarchy: unknown key "cut"', 'interval_hierarchy: an unknown key');
+
 -- the three kinds of hierarchy work, and a column may have none
 SELECT is((SELECT count(*) FROM qid_lattice('people', '{zip,sex,age}',
 		   '{"zip": {"table": "tree", "child": "child", "parent": "parent"}, "sex": "h_sex", "age": {"widths": [5, 10]}}', 2)),
@@ -105,6 +144,12 @@ SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": 
 SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 2, suppression => 'hide')$$, '22023', NULL, 'anonymize: unknown suppression');
 SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_x', 500)$$, '22023', NULL, 'anonymize: target out of reach');
 SELECT hasnt_table('rel_x', 'nothing written on failure');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('ab', '{v}', '{"v": {"table": "loop_tree", "child": 1}}', 'rel_cycle', 1)$$, '22023',
+				 'qid_lattice: "child" in the hierarchy of column "v" must be a string, not a number',
+				 'anonymize: a number for child, refused as qid_lattice refuses it');
+SELECT hasnt_table('rel_cycle', 'nothing written for the cycle that used to pass');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": {"table": 7}}', 'rel_x', 2)$$, '22023',
+				 'qid_lattice: "table" in the hierarchy of column "zip" must be a string, not a number', 'anonymize: a number for table');
 
 -- names resolve with the caller's search_path, not the functions' pinned one
 CREATE SCHEMA lattice_other;
