@@ -56,3 +56,12 @@ VALGRIND_TESTS ?= $(REGRESS)
 .PHONY: valgrind
 valgrind:
 	PG_CONFIG="$(PG_CONFIG)" bash test/valgrind.sh $(VALGRIND_TESTS)
+
+# An earlier release's install script left by an older `make install` would
+# let a database owner install that release: only the current one may stay
+install: remove-superseded-scripts
+.PHONY: remove-superseded-scripts
+remove-superseded-scripts:
+	for f in '$(DESTDIR)$(datadir)/$(datamoduledir)'/qidrisk--*.sql; do \
+		case "$${f##*/}" in qidrisk--*--*.sql | qidrisk--$(EXTVERSION).sql) ;; *) rm -f "$$f" ;; esac; \
+	done
