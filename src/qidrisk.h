@@ -463,6 +463,9 @@ typedef struct QidEncodeOptions
 	bool		keys;			/* keep each row's key as text, rows in key order */
 	const char *key;			/* the key column, or NULL for ctid */
 	int64		max_rows;		/* most rows read, 0 for the default */
+	/* if set, called with the rows read so far when they pass max_rows */
+	void		(*too_many_rows) (int64 rows, void *arg);
+	void	   *too_many_rows_arg;
 } QidEncodeOptions;
 
 extern QidRelation *QidRelationOpen(Oid relid, const char *what);
