@@ -526,6 +526,9 @@ extern double *QarFloatArray(ArrayType *array, const char *name, int *count);
 extern HeapTuple QarRiskTuple(TupleDesc tupdesc, const QarRisk *risk);
 extern void QarSortDoubles(double *values, int64 n);
 
+/* qidrisk.qar_max_work: most subsets visited times rows one QaR walk may cost */
+extern double qidrisk_qar_max_work;
+
 /* ---- indivrisk.c ---- */
 
 extern double IndividualRisk(int64 f, double population, bool exact);
