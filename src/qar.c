@@ -56,6 +56,7 @@ typedef struct QarTable
 	char	  **keys;			/* key text per row, NULL for a NULL key */
 	int			p;				/* subset size */
 	int64		nsubsets;		/* N_p = C(N, p) */
+	double		nvisited;		/* subsets the walk visits, every size up to p */
 } QarTable;
 
 /* The partition of one subset, as the enumeration hands it over */
@@ -104,6 +105,118 @@ QarNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
 				 errmsg("%s must not be NULL", name)));
 }
 
+/* What a walk's bound needs to know to refuse a table while it is read */
+typedef struct QarWork
+{
+	const char *funcname;
+	int			ncolumns;		/* N */
+	int			p;
+	double		nvisited;		/* subsets the walk visits, every size up to p */
+	bool		bounded;		/* the reader's row limit is qidrisk.qar_max_work's */
+} QarWork;
+
+/* Hint shared by the refusals of a walk's size */
+static int
+QarWorkHint(void)
+{
+	return errhint("Use a smaller p or fewer columns, or raise qidrisk.qar_max_work if you accept the running time.");
+}
+
+/*
+ * Refuse a walk whose subsets times rows pass qidrisk.qar_max_work: rows is
+ * a lower bound (those read so far), 0 before any is read.
+ */
+static void
+QarWorkError(int64 rows, void *arg)
+{
+	const QarWork *w = arg;
+	double		bound = qidrisk_qar_max_work;
+
+	if (rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would visit %.0f subsets, more than qidrisk.qar_max_work allows even for one row",
+						w->funcname, w->nvisited),
+				 errdetail("It visits every subset of at most %d of the %d columns and reads every row for each: %.0f row visits for one row, more than the bound of %.0f.",
+						   w->p, w->ncolumns, w->nvisited, bound),
+				 QarWorkHint()));
+	if (w->bounded)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would read " INT64_FORMAT " rows or more in each of %.0f subsets, more than qidrisk.qar_max_work allows",
+						w->funcname, rows, w->nvisited),
+				 errdetail("It visits every subset of at most %d of the %d columns and reads every row for each: at least %.0f row visits, more than the bound of %.0f, which allows at most %.0f rows here.",
+						   w->p, w->ncolumns, (double) rows * w->nvisited, bound,
+						   floor(bound / w->nvisited)),
+				 QarWorkHint()));
+}
+
+/*
+ * Check the subsets a walk to the C(n, p) p-subsets visits, and return the
+ * most rows qidrisk.qar_max_work lets it read (the walk reads every row for
+ * each subset); refuse at once when not one row fits.
+ */
+static double
+QarBoundWalk(const char *funcname, int n, int p, double nsubsets, QarWork *work)
+{
+	double		nvisited = 0;
+	double		max_rows;
+
+	if (nsubsets > QAR_MAX_SUBSETS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would enumerate %.0f subsets, more than %.0f", funcname,
+						nsubsets, QAR_MAX_SUBSETS),
+				 errhint("Use fewer columns or a p further from half their number.")));
+	/* the lattice walk visits every subset of at most p columns on the way */
+	for (int k = 1; k <= p; k++)
+		nvisited += QarBinomial(n, k);
+	if (nvisited > QAR_MAX_SUBSETS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would visit %.0f subsets of at most %d columns, more than the limit of %.0f",
+						funcname, nvisited, p, QAR_MAX_SUBSETS),
+				 errdetail("The %.0f subsets of %d columns are reached through every smaller subset.",
+						   nsubsets, p),
+				 errhint("Use fewer columns or a smaller p.")));
+	work->funcname = funcname;
+	work->ncolumns = n;
+	work->p = p;
+	work->nvisited = nvisited;
+	work->bounded = true;
+	max_rows = floor(qidrisk_qar_max_work / nvisited);
+	if (max_rows < 1)
+		QarWorkError(0, work);
+	return max_rows;
+}
+
+/*
+ * Refuse, before the walk, a call whose walk (nvisited x rows) and own work
+ * (extra, what it is) pass qidrisk.qar_max_work.
+ */
+static void
+QarCheckWork(const QarTable *t, const char *funcname, double extra, const char *what)
+{
+	double		walk = t->nvisited * t->nrows;
+
+	if (walk + extra > qidrisk_qar_max_work)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s would do about %.0f steps of work on %d rows, more than qidrisk.qar_max_work allows",
+						funcname, walk + extra, t->nrows),
+				 errdetail("Its walk visits %.0f subsets of at most %d of the %d columns and reads every row for each (%.0f row visits); %s, about %.0f more steps. The bound is %.0f.",
+						   t->nvisited, t->p, t->ncolumns, walk, what, extra,
+						   qidrisk_qar_max_work),
+				 QarWorkHint()));
+}
+
+/* About n log2 n, the comparisons of a sort of n values, as a whole number */
+static double
+QarSortSteps(double n)
+{
+	return n * ceil(log2(n + 1.0));
+}
+
 /*
  * Read the arguments (rel, columns, p[, key]) and the table through the
  * relation reader (relreader.c): the relation is locked before its columns
@@ -125,7 +238,8 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	QidEncodeOptions options;
 	QidEncoded *enc;
 	double		nsubsets;
-	double		nvisited = 0;
+	double		max_rows;
+	QarWork		work;
 
 	QarNotNull(fcinfo, 0, "rel");
 	QarNotNull(fcinfo, 1, "columns");
@@ -171,23 +285,7 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("p must lie between 1 and the number of columns (%d), not %d", n, p)));
 	nsubsets = QarBinomial(n, p);
-	if (nsubsets > QAR_MAX_SUBSETS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s would enumerate %.0f subsets, more than %.0f", funcname,
-						nsubsets, QAR_MAX_SUBSETS),
-				 errhint("Use fewer columns or a p further from half their number.")));
-	/* the lattice walk visits every subset of at most p columns on the way */
-	for (int k = 1; k <= p; k++)
-		nvisited += QarBinomial(n, k);
-	if (nvisited > QAR_MAX_SUBSETS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s would visit %.0f subsets of at most %d columns, more than the limit of %.0f",
-						funcname, nvisited, p, QAR_MAX_SUBSETS),
-				 errdetail("The %.0f subsets of %d columns are reached through every smaller subset.",
-						   nsubsets, p),
-				 errhint("Use fewer columns or a smaller p.")));
+	max_rows = QarBoundWalk(funcname, n, p, nsubsets, &work);
 	if (key_arg >= 0 && key == NULL && rel->relkind != RELKIND_RELATION &&
 		rel->relkind != RELKIND_MATVIEW && rel->relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
@@ -202,7 +300,11 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	options.rank = true;
 	options.keys = key_arg >= 0;
 	options.key = key;
-	options.max_rows = PG_INT32_MAX / 2 - 1;
+	options.max_rows = (int64) Min(max_rows, (double) (PG_INT32_MAX / 2 - 1));
+	/* refuse as soon as the rows read put the walk past qidrisk.qar_max_work */
+	work.bounded = max_rows <= PG_INT32_MAX / 2 - 1;
+	options.too_many_rows = QarWorkError;
+	options.too_many_rows_arg = &work;
 	enc = QidEncodeRelation(rel, &options, funcname);
 	if (enc->nrows == 0)
 		ereport(ERROR,
@@ -218,6 +320,7 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	table->keys = enc->keys;
 	table->p = p;
 	table->nsubsets = (int64) nsubsets;
+	table->nvisited = work.nvisited;
 	return table;
 }
 
@@ -605,6 +708,8 @@ qar_record_contributions(PG_FUNCTION_ARGS)
 	QarCheckMaxRows(fcinfo, 6, t, "qar_record_contributions",
 					"It sorts the thetas and fits the tail once per row.");
 	np = t->nsubsets;
+	QarCheckWork(t, "qar_record_contributions", t->nrows * QarSortSteps(np),
+				 psprintf("then it sorts the " INT64_FORMAT " thetas once per row", np));
 	uq.stride = (np + 7) / 8;
 	QarCheckMemory((double) uq.stride * t->nrows + np * 20.0, "qar_record_contributions");
 	uq.bits = MemoryContextAllocHuge(CurrentMemoryContext, uq.stride * t->nrows);
@@ -888,6 +993,17 @@ qar_record_entropy(PG_FUNCTION_ARGS)
 	t = QarLoad(fcinfo, 3, "qar_record_entropy");
 	QarCheckMaxRows(fcinfo, 4, t, "qar_record_entropy",
 					"It compares every pair of distinct combinations when p > 3.");
+	/* p > 3 compares every pair of combinations, at most the rows, p columns each */
+	if (t->p > 3)
+		QarCheckWork(t, "qar_record_entropy",
+					 (double) t->nsubsets * t->p * t->nrows * t->nrows,
+					 psprintf("with p > 3 it compares every pair of rows on each of the " INT64_FORMAT " subsets of %d columns",
+							  t->nsubsets, t->p));
+	else
+		QarCheckWork(t, "qar_record_entropy",
+					 (double) t->nsubsets * QarSortSteps(t->nrows) * ceil(log2(t->nrows + 1.0)),
+					 psprintf("it counts dominance by divide and conquer (rows log^2 rows) on each of the " INT64_FORMAT " subsets",
+							  t->nsubsets));
 	en.nbins = Max(1, (int) floor(sqrt((double) t->nsubsets)));
 	while ((int64) (en.nbins + 1) * (en.nbins + 1) <= t->nsubsets)
 		en.nbins++;
@@ -1082,6 +1198,9 @@ qar_greedy_removal(PG_FUNCTION_ARGS)
 				 errmsg("steps must not exceed the rows minus one (%d), not %d",
 						(int) (L - 1), steps)));
 
+	QarCheckWork(t, "qar_greedy_removal",
+				 t->nvisited * L + (steps + 1.0) * (QarSortSteps(np) + L),
+				 psprintf("then it walks again and sorts the " INT64_FORMAT " thetas once per step", np));
 	QarVisitSubsets(t, QarSizePartition, totals, "qar_greedy_removal");
 	bytes = (double) np * L * 4 + totals[0] * 12.0 +
 		(totals[1] + (double) np * Min(steps, L)) * 4 + L * 9.0 + np * 40.0;

@@ -21,6 +21,8 @@ bool		qidrisk_spill = true;
 
 int			qidrisk_kmap_population_scan = KMAP_SCAN_AUTO;
 
+double		qidrisk_qar_max_work = 1e10;
+
 static const struct config_enum_entry kmap_population_scan_options[] = {
 	{"auto", KMAP_SCAN_AUTO, false},
 	{"probe", KMAP_SCAN_PROBE, false},
@@ -73,6 +75,16 @@ _PG_init(void)
 							 &qidrisk_kmap_population_scan,
 							 KMAP_SCAN_AUTO,
 							 kmap_population_scan_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomRealVariable("qidrisk.qar_max_work",
+							 "Most work one QaR call may do: the subsets its walk visits times the rows.",
+							 "The qar_* functions visit every subset of at most p columns and "
+							 "read every row for each; a call whose subsets times rows, plus its "
+							 "own work, would pass this bound is refused before the walk.",
+							 &qidrisk_qar_max_work,
+							 1e10, 1, 1e18,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -470,6 +470,9 @@ typedef struct QidEncodeOptions
 	bool		keys;			/* keep each row's key as text, rows in key order */
 	const char *key;			/* the key column, or NULL for ctid */
 	int64		max_rows;		/* most rows read, 0 for the default */
+	/* if set, called with the rows read so far when they pass max_rows */
+	void		(*too_many_rows) (int64 rows, void *arg);
+	void	   *too_many_rows_arg;
 } QidEncodeOptions;
 
 extern QidRelation *QidRelationOpen(Oid relid, const char *what);
@@ -529,6 +532,9 @@ extern void QarRiskError(const QarRisk *risk, const char *reason, double alpha, 
 extern double *QarFloatArray(ArrayType *array, const char *name, int *count);
 extern HeapTuple QarRiskTuple(TupleDesc tupdesc, const QarRisk *risk);
 extern void QarSortDoubles(double *values, int64 n);
+
+/* qidrisk.qar_max_work: most subsets visited times rows one QaR walk may cost */
+extern double qidrisk_qar_max_work;
 
 /* ---- indivrisk.c ---- */
 

@@ -645,17 +645,23 @@ QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char 
 			break;
 		desc = tuptable->tupdesc;
 
+		if (enc->nrows + (int64) nfetched > max_rows)
+		{
+			/* the caller may say why it limits the rows */
+			if (options->too_many_rows != NULL)
+				options->too_many_rows(enc->nrows + (int64) nfetched, options->too_many_rows_arg);
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s handles at most " INT64_FORMAT " rows", funcname, max_rows)));
+		}
+
 		/* grow the code arrays */
 		if (enc->nrows + (int64) nfetched > capacity)
 		{
 			int64		newcap = Max(capacity * 2, enc->nrows + (int64) nfetched);
 
 			newcap = Max(newcap, 1024);
-			newcap = Min(newcap, max_rows + 1);
-			if (enc->nrows + (int64) nfetched > max_rows)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("%s handles at most " INT64_FORMAT " rows", funcname, max_rows)));
+			newcap = Min(newcap, max_rows);
 			QidCheckSearchMemory((double) newcap * (sizeof(int32) * ncolumns +
 													(options->keys ? sizeof(char *) : 0)) +
 								 key_bytes, funcname, "The encoded columns");

@@ -96,6 +96,47 @@ CREATE TABLE pts (id integer, p point);
 INSERT INTO pts VALUES (1, '(1,1)');
 SELECT * FROM qar_thetas('pts', ARRAY['p'], 1);
 
+-- the walk's work (every subset of at most p columns, each over every row) is bounded by
+-- qidrisk.qar_max_work before the walk starts: 20,000 rows x 24 columns with p = 12 visit
+-- 9,740,685 subsets (an estimated half hour) and are refused while the table is read
+CREATE TABLE wide24 AS
+SELECT i AS id,
+	(i * 3) % 2 AS c01, (i * 5) % 3 AS c02, (i * 7) % 4 AS c03, (i * 9) % 5 AS c04, (i * 11) % 6 AS c05, (i * 13) % 7 AS c06,
+	(i * 15) % 8 AS c07, (i * 17) % 9 AS c08, (i * 19) % 10 AS c09, (i * 21) % 11 AS c10, (i * 23) % 12 AS c11, (i * 25) % 13 AS c12,
+	(i * 27) % 14 AS c13, (i * 29) % 15 AS c14, (i * 31) % 16 AS c15, (i * 33) % 17 AS c16, (i * 35) % 18 AS c17, (i * 37) % 19 AS c18,
+	(i * 39) % 20 AS c19, (i * 41) % 21 AS c20, (i * 43) % 22 AS c21, (i * 45) % 23 AS c22, (i * 47) % 24 AS c23, (i * 49) % 25 AS c24
+FROM generate_series(1, 20000) i;
+SELECT array_agg(attname::text ORDER BY attnum) AS wide24_cols FROM pg_attribute
+WHERE attrelid = 'wide24'::regclass AND attnum > 1 \gset
+SET statement_timeout = '5s';
+SELECT count(*) FROM qar_thetas('wide24', :'wide24_cols', 12);
+SELECT count(*) FROM qar_record_scores('wide24', :'wide24_cols', 12, 'id');
+SELECT count(*) FROM qar_greedy_removal('wide24', :'wide24_cols', 11, 'id', 1);
+-- the functions' own work counts too, checked once the rows are known, before the walk:
+-- entropy with p > 3 compares pairs of rows, contributions sort the thetas once per row,
+-- greedy removal walks twice and sorts them once per step
+SELECT count(*) FROM qar_record_entropy('wide24', :'wide24_cols', 4, 'id', max_rows => 20000);
+SELECT count(*) FROM qar_record_contributions('wide24', :'wide24_cols', 6, 'id', max_rows => 20000);
+SELECT count(*) FROM qar_greedy_removal('wide24', :'wide24_cols', 6, 'id', 19999);
+-- a small p on the same table is far below the default bound
+SELECT count(*) FROM qar_thetas('wide24', :'wide24_cols', 2);
+-- at the bound a call runs; one below, it is refused (toy, p = 2: 6 subsets x 8 rows = 48)
+SET qidrisk.qar_max_work = 48;
+SELECT count(*) FROM qar_thetas('toy', ARRAY['sex', 'age_group', 'nationality'], 2);
+SET qidrisk.qar_max_work = 47;
+SELECT count(*) FROM qar_thetas('toy', ARRAY['sex', 'age_group', 'nationality'], 2);
+-- a bound below the subsets refuses before any row is read
+SET qidrisk.qar_max_work = 5;
+SELECT count(*) FROM qar_thetas('toy', ARRAY['sex', 'age_group', 'nationality'], 2);
+SET qidrisk.qar_max_work = 0;
+-- raised past a long walk, the walk stays cancellable
+SET qidrisk.qar_max_work = 1e12;
+SET statement_timeout = '1s';
+SELECT count(*) FROM qar_thetas('wide24', :'wide24_cols', 12);
+RESET statement_timeout;
+RESET qidrisk.qar_max_work;
+DROP TABLE wide24;
+
 -- UCI Adult (data/adult, CC BY 4.0): 32,561 rows, 14 columns, p = 3, 364 subsets
 \i data/load_adult.sql
 -- the key is the row's line in the file: COPY numbers rows in input order, while
