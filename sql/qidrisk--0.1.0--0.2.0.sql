@@ -1201,15 +1201,21 @@ BEGIN
 		qid text[] NOT NULL,
 		policy jsonb NOT NULL,
 		results jsonb NOT NULL,
-		passed boolean NOT NULL
+		passed boolean NOT NULL,
+		restored_by name
 	);
+	-- rows of a table a role other than a superuser owned could have been
+	-- written by that role: they name it, as rows a restore inserts do
 	EXECUTE format('INSERT INTO qidrisk_internal.check_history
-						(checked_at, checked_by, relation, qid, policy, results, passed)
-					SELECT o.checked_at, o.checked_by, o.relation, o.qid, o.policy, o.results, o.passed
+						(checked_at, checked_by, relation, qid, policy, results, passed, restored_by)
+					SELECT o.checked_at, o.checked_by, o.relation, o.qid, o.policy, o.results, o.passed,
+						   (SELECT r.rolname FROM pg_catalog.pg_roles r
+							WHERE r.oid OPERATOR(pg_catalog.=) %s AND NOT r.rolsuper)
 					FROM ONLY %s AS o
 					WHERE o.checked_at IS NOT NULL AND o.checked_by IS NOT NULL AND o.relation IS NOT NULL
 					AND o.qid IS NOT NULL AND o.policy IS NOT NULL AND o.results IS NOT NULL
-					AND o.passed IS NOT NULL', old::regclass);
+					AND o.passed IS NOT NULL',
+				   (SELECT c.relowner FROM pg_class c WHERE c.oid = old), old::regclass);
 	GET DIAGNOSTICS copied = ROW_COUNT;
 	EXECUTE format('SELECT count(*) FROM ONLY %s', old::regclass) INTO skipped;
 	IF skipped > copied THEN
@@ -1221,22 +1227,29 @@ BEGIN
 END
 $$;
 COMMENT ON TABLE qidrisk_internal.check_history IS
-'runs of qid_check / qid_assert with record_history => true: when, who, which table and QID, policy, per-rule results; written only by qid_check';
+'runs of qid_check / qid_assert with record_history => true: when, who, which table and QID, policy, per-rule results; restored_by is NULL for a row qid_check recorded and names the role that inserted any other row (a restore)';
 SELECT pg_catalog.pg_extension_config_dump('qidrisk_internal.check_history', '');
-ALTER TABLE qidrisk_internal.check_history ENABLE ROW LEVEL SECURITY;
--- a role sees the rows of roles it is a member of (itself included), members of
--- pg_read_all_data and of the extension's owner see all
-CREATE POLICY qidrisk_check_history_read ON qidrisk_internal.check_history FOR SELECT
-	USING (checked_by OPERATOR(pg_catalog.=) CURRENT_USER
-		   OR pg_catalog.pg_has_role('pg_read_all_data'::pg_catalog.name, 'MEMBER'::pg_catalog.text)
-		   OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
-					  WHERE r.rolname OPERATOR(pg_catalog.=) checked_by
-					  AND pg_catalog.pg_has_role(r.oid, 'MEMBER'::pg_catalog.text))
-		   OR pg_catalog.pg_has_role((SELECT e.extowner FROM pg_catalog.pg_extension e
-									  WHERE e.extname OPERATOR(pg_catalog.=) 'qidrisk'::pg_catalog.name),
-									 'MEMBER'::pg_catalog.text));
--- reading only: rows come from qid_check, which inserts as the table's owner
-GRANT SELECT ON qidrisk_internal.check_history TO PUBLIC;
+-- Who reads and writes: the view qid_check_history shows each role its own
+-- rows; the extension's owner reads the table (pg_dump) and may insert rows
+-- (pg_restore), which then name it in restored_by; no role may update or
+-- delete.  No row-level security: pg_dump refuses a table whose policy
+-- applies to the dumping role.
+REVOKE ALL ON qidrisk_internal.check_history FROM PUBLIC;
+DO $$
+BEGIN
+	EXECUTE pg_catalog.format('GRANT SELECT, INSERT ON qidrisk_internal.check_history TO %s',
+							  (SELECT e.extowner::pg_catalog.regrole FROM pg_catalog.pg_extension e
+							   WHERE e.extname OPERATOR(pg_catalog.=) 'qidrisk'::pg_catalog.name));
+END
+$$;
+CREATE FUNCTION qidrisk_internal.qidrisk_check_history_provenance()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'qidrisk_check_history_provenance'
+LANGUAGE C;
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_check_history_provenance() IS
+'internal: restored_by of a new history row: NULL when qid_check records it, else the role inserting it (unless the row names one)';
+CREATE TRIGGER provenance BEFORE INSERT OR UPDATE ON qidrisk_internal.check_history
+	FOR EACH ROW EXECUTE FUNCTION qidrisk_internal.qidrisk_check_history_provenance();
 
 -- The evaluation of qid_check (0.1.0's body without the INSERT), run through
 -- SPI with the caller's rights by the C function qid_check
@@ -1890,11 +1903,21 @@ COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
 
 -- ==== The documented names of functions whose bodies moved to qidrisk_internal ====
 
-CREATE VIEW qid_check_history WITH (security_invoker = true) AS
-	SELECT h.checked_at, h.checked_by, h.relation, h.qid, h.policy, h.results, h.passed
-	FROM qidrisk_internal.check_history AS h;
+-- Owned by the superuser running this script, so it reads the table; the
+-- WHERE clause, behind a security barrier, is what a role may see of it
+CREATE VIEW qid_check_history WITH (security_barrier = true) AS
+	SELECT h.checked_at, h.checked_by, h.relation, h.qid, h.policy, h.results, h.passed, h.restored_by
+	FROM qidrisk_internal.check_history AS h
+	WHERE h.checked_by OPERATOR(pg_catalog.=) CURRENT_USER
+		  OR pg_catalog.pg_has_role('pg_read_all_data'::pg_catalog.name, 'MEMBER'::pg_catalog.text)
+		  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+					 WHERE r.rolname OPERATOR(pg_catalog.=) h.checked_by
+					 AND pg_catalog.pg_has_role(r.oid, 'MEMBER'::pg_catalog.text))
+		  OR pg_catalog.pg_has_role((SELECT e.extowner FROM pg_catalog.pg_extension e
+									 WHERE e.extname OPERATOR(pg_catalog.=) 'qidrisk'::pg_catalog.name),
+									'MEMBER'::pg_catalog.text);
 COMMENT ON VIEW qid_check_history IS
-'runs of qid_check / qid_assert with record_history => true, as far as the caller may see them: a role sees its own runs and those of roles it is a member of; members of pg_read_all_data and of the extension''s owner see all';
+'runs of qid_check / qid_assert with record_history => true that the caller may see: its own runs and those of roles it is a member of; members of pg_read_all_data and of the extension''s owner see all; restored_by names the role that inserted a row qid_check did not record (a restore)';
 GRANT SELECT ON qid_check_history TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')

@@ -1,7 +1,8 @@
 /*
  * checkhistory.c
  *	  qid_check: evaluate a publication policy with the caller's rights and,
- *	  when asked, record the run in qidrisk_check_history.
+ *	  when asked, record the run in qidrisk_internal.check_history; the
+ *	  history's provenance trigger.
  *
  * The rules are evaluated by the PL/pgSQL function qidrisk_check_evaluate,
  * run through SPI as the caller, so privileges and row-level security hold as
@@ -10,14 +11,21 @@
  * every value filled in by this code (time, calling role, table, QID, policy,
  * results), under the owner's identity in a restricted security context, as
  * PostgreSQL does for the maintenance of a table (REFRESH MATERIALIZED VIEW,
- * VACUUM).  So a row in the history is always the record of a real run, and
- * nothing a role can attach to the table runs with the caller's rights: only
- * a superuser can attach anything to a table a superuser owns.
+ * VACUUM).  Nothing a role can attach to the table runs with the caller's
+ * rights: only a superuser can attach anything to a table a superuser owns.
+ *
+ * The extension's owner may insert rows too, so that its pg_restore of a dump
+ * keeps the history.  The table's trigger (qidrisk_check_history_provenance)
+ * tells the two apart: a row inserted while RecordCheck runs its INSERT has
+ * restored_by NULL; any other row names the role that inserted it (or keeps
+ * the name a restored row carries).  So a row with restored_by NULL is always
+ * the record of a real run in this database.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "commands/trigger.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -36,6 +44,10 @@
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_check);
 PG_FUNCTION_INFO_V1(qidrisk_qid_assert);
+PG_FUNCTION_INFO_V1(qidrisk_check_history_provenance);
+
+/* Whether the INSERT running now is RecordCheck's own */
+static bool recording_check = false;
 
 #define CHECK_COLUMNS 6
 
@@ -93,7 +105,16 @@ RecordCheck(Oid rel, Datum qid, Datum policy, Datum results, bool passed)
 						   SECURITY_RESTRICTED_OPERATION);
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	rc = SPI_execute_with_args(query, 7, types, values, NULL, false, 0);
+	recording_check = true;
+	PG_TRY();
+	{
+		rc = SPI_execute_with_args(query, 7, types, values, NULL, false, 0);
+	}
+	PG_FINALLY();
+	{
+		recording_check = false;
+	}
+	PG_END_TRY();
 	if (rc != SPI_OK_INSERT || SPI_processed != 1)
 		elog(ERROR, "qid_check: recording the run returned %s", SPI_result_code_string(rc));
 	AtEOXact_GUC(false, nestlevel);
@@ -256,4 +277,41 @@ qidrisk_qid_assert(PG_FUNCTION_ARGS)
 				 errdetail_internal("%s", detail),
 				 errhint("qid_check() with the same arguments lists every rule.")));
 	PG_RETURN_VOID();
+}
+
+/*
+ * Trigger BEFORE INSERT OR UPDATE FOR EACH ROW on the history: restored_by is
+ * NULL for the row RecordCheck inserts, else the role that inserts the row,
+ * unless the row already names one (a restored row keeps its restorer).
+ */
+Datum
+qidrisk_check_history_provenance(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	int			attnum;
+	Datum		value = (Datum) 0;
+	bool		isnull = true;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("qidrisk_check_history_provenance must be a BEFORE INSERT OR UPDATE row trigger")));
+	desc = RelationGetDescr(trigdata->tg_relation);
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	attnum = SPI_fnumber(desc, "restored_by");
+	if (attnum <= 0 || TupleDescAttr(desc, attnum - 1)->atttypid != NAMEOID)
+		elog(ERROR, "qidrisk_check_history_provenance: the table has no restored_by name column");
+	if (!recording_check)
+	{
+		value = heap_getattr(tuple, attnum, desc, &isnull);
+		if (isnull)
+		{
+			value = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+			isnull = false;
+		}
+	}
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &attnum, &value, &isnull));
 }
