@@ -40,12 +40,15 @@ if ! { q -d postgres -c "CREATE DATABASE $TEMPLATE" &&
 	exit 0
 fi
 
-pages=${DOCS_PAGES:-"README.md $(ls docs/*.md)"}
-n=0
-for page in $pages; do
-	# split the page into blocks: one psql script with a marker before each
-	# block, and a list of "line<TAB>expected-output-file" (or "-" if none)
-	perl - "$page" "$tmp" <<'PERL' || { echo "not ok - $page: cannot parse"; continue; }
+fresh_db() {
+	q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $PAGEDB" \
+		-c "CREATE DATABASE $PAGEDB TEMPLATE $TEMPLATE"
+}
+
+# run_page PAGE LABEL: run the page's blocks in $PAGEDB, one TAP line each
+run_page() {
+	local page=$1 label=$2
+	perl - "$page" "$tmp" <<'PERL' || { n=$((n + 1)); echo "not ok $n - $page: cannot parse"; return; }
 use strict;
 my ($page, $tmp) = @ARGV;
 open my $in, '<', $page or die "$page: $!";
@@ -90,9 +93,7 @@ for (my $i = 0; $i < @lines; $i++) {
 }
 print $script "\\echo '<<<docs-block end>>>'\n";
 PERL
-	[ -s "$tmp/blocks" ] || continue
-	q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $PAGEDB" \
-		-c "CREATE DATABASE $PAGEDB TEMPLATE $TEMPLATE"
+	[ -s "$tmp/blocks" ] || return 0
 	# psql's output as a reader sees it: errors without the script's name
 	psql -X -q -d $PAGEDB -f "$tmp/page.sql" 2>&1 |
 		sed -E 's/^psql:[^:]*:[0-9]+: //' >"$tmp/page.out"
@@ -107,17 +108,38 @@ PERL
 		fi
 		if [ "$expected" = - ]; then
 			if grep -qE '^(ERROR|FATAL|PANIC):' "$tmp/got"; then
-				echo "not ok $n - $page:$line runs"
+				echo "not ok $n - $label$page:$line runs"
 				sed 's/^/#   /' "$tmp/got"
 			else
-				echo "ok $n - $page:$line runs"
+				echo "ok $n - $label$page:$line runs"
 			fi
 		elif diff -u <(normalize <"$expected") <(normalize <"$tmp/got") >"$tmp/diff"; then
-			echo "ok $n - $page:$line output"
+			echo "ok $n - $label$page:$line output"
 		else
-			echo "not ok $n - $page:$line output"
+			echo "not ok $n - $label$page:$line output"
 			sed 's/^/# /' "$tmp/diff"
 		fi
 	done <"$tmp/blocks"
+}
+
+n=0
+pages=${DOCS_PAGES:-"README.md $(ls docs/*.md)"}
+for page in $pages; do
+	fresh_db
+	run_page "$page" ""
 done
+
+# In one database, as a reader goes: README, then the pages in the order its
+# Documentation section lists them.  A page that needs a fresh copy of the
+# example database says so at its top (a "docs-test: fresh-database" marker
+# beside the command), and gets one here.
+if [ -z "${DOCS_PAGES:-}" ]; then
+	fresh_db
+	for page in README.md $(sed -n '/^## Documentation/,/^## /p' README.md | grep -o '(docs/[a-z_]*\.md)' | tr -d '()' | awk '!seen[$0]++'); do
+		if grep -q '^<!-- docs-test: fresh-database' "$page"; then
+			fresh_db
+		fi
+		run_page "$page" "in sequence: "
+	done
+fi
 echo "1..$n"

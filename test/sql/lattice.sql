@@ -58,9 +58,9 @@ SELECT * FROM interval_hierarchy('adult', 'age', '{"widths": [5, 10, 20]}') WHER
 SELECT * FROM hierarchy_levels('adult_hierarchy_age') WHERE value = '39';
 SELECT node, rows_released, rows_suppressed, values_changed, final_k, final_l
 FROM h, qid_anonymize_into('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
-                      h.h, 'adult_release', 5, 0.02, 'income', 2);
+                      h.h, 'adult_k5', 5, 0.02, 'income', 2);
 SELECT k_anonymity(age, workclass, education, marital_status, occupation, race, sex, native_country)
-FROM adult_release;
+FROM adult_k5;
 SELECT count(*) FROM adult;
 \set QUIET 1
 RESET search_path;
