@@ -2,7 +2,8 @@
 # Operations, as TAP: the pg_cron recipe of docs/checks.md, run for real.  A
 # cluster of its own, initialised with Debian's default authentication (peer on
 # the socket, scram-sha-256 over TCP) and configured as the page says; a
-# non-superuser steward schedules a passing and a failing qid_assert; after one
+# non-superuser steward schedules a nightly check, a passing and a failing
+# every-minute qid_assert; after one
 # run of each, pg_cron's run details and both history rows are there.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
@@ -27,7 +28,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-echo "1..7"
+echo "1..8"
 as_postgres "'$bindir/initdb' -D '$tmp/data' -U postgres --auth-local=peer --auth-host=scram-sha-256" >/dev/null
 # the settings docs/checks.md gives, nothing more
 cat >> "$tmp/data/postgresql.conf" <<CONF
@@ -50,7 +51,9 @@ GRANT SELECT ON licences TO steward;
 SET ROLE steward;
 SELECT cron.schedule('licences-sex', '* * * * *',
 	$$CALL qid_assert('public.licences', ARRAY['sex'], '{"min_k": 5}', record_history => true)$$);
-SELECT cron.schedule('licences-birth-year', '* * * * *',
+SELECT cron.schedule('licences-publication-check', '0 2 * * *',
+	$$CALL qid_assert('public.licences', ARRAY['birth_year', 'sex'], '{"min_k": 5}', record_history => true)$$);
+SELECT cron.schedule('licences-check-now', '* * * * *',
 	$$CALL qid_assert('public.licences', ARRAY['birth_year', 'sex'], '{"min_k": 5}', record_history => true)$$);
 SQL
 ok "$(echo "SELECT string_agg(DISTINCT type || ' ' || auth_method, ', ') FROM pg_hba_file_rules WHERE type IN ('local', 'host')" | sq postgres)" \
@@ -65,7 +68,7 @@ done
 ok "$done_runs" "2" "both jobs ran within 100 s"
 ok "$(echo "SELECT d.status FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-sex' ORDER BY d.start_time LIMIT 1" | sq publications)" \
 	"succeeded" "the passing check's job succeeded"
-ok "$(echo "SELECT d.status || ': ' || split_part(d.return_message, E'\n', 1) FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-birth-year' ORDER BY d.start_time LIMIT 1" | sq publications)" \
+ok "$(echo "SELECT d.status || ': ' || split_part(d.return_message, E'\n', 1) FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-check-now' ORDER BY d.start_time LIMIT 1" | sq publications)" \
 	"failed: ERROR: qidrisk policy check failed for public.licences: min_k" "the failing check's job failed with the QR001 message"
 ok "$(echo "SELECT string_agg(checked_by || ' ' || array_to_string(qid, ',') || ' ' || passed, '; ' ORDER BY passed DESC) FROM (SELECT DISTINCT ON (qid) * FROM qid_check_history ORDER BY qid, checked_at) h" | sq publications)" \
 	"steward sex true; steward birth_year,sex false" "both runs left a history row in the steward's name, the failing one too"
@@ -73,3 +76,5 @@ ok "$(echo "SELECT results -> 0 ->> 'measured' FROM qid_check_history WHERE NOT 
 	"1" "the failing run's row records the measured k-anonymity"
 ok "$(echo "SELECT count(*) FROM cron.job_run_details WHERE status NOT IN ('succeeded', 'failed', 'running', 'starting')" | sq publications)" \
 	"0" "no job run is stuck in connecting"
+ok "$(printf '%s\n' "SET ROLE steward;" "SELECT cron.unschedule('licences-check-now');" | sq publications)|$(echo "SELECT string_agg(jobname || ' ' || schedule, ',' ORDER BY jobname) FROM cron.job WHERE jobname LIKE 'licences-%check%'" | sq publications)" \
+	"t|licences-publication-check 0 2 * * *" "the steward removes the check-now job; the nightly one stays scheduled"
