@@ -106,6 +106,17 @@ CREATE OPERATOR public.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.pl
 CREATE OPERATOR public.< (LEFTARG = integer, RIGHTARG = integer, FUNCTION = public.planted_op_int);
 CREATE OPERATOR trap.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = public.planted_op_int);
 CREATE OPERATOR trap.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.planted_op_text);
+-- types named as the ones qidrisk's SQL casts to, whose check runs the plant,
+-- and a cast into one of them
+CREATE DOMAIN trap.text AS pg_catalog.text CHECK (public.planted('type text') = 1);
+CREATE DOMAIN trap.jsonb AS pg_catalog.jsonb CHECK (public.planted('type jsonb') = 1);
+CREATE DOMAIN trap.regclass AS pg_catalog.regclass CHECK (public.planted('type regclass') = 1);
+CREATE DOMAIN trap.float8 AS pg_catalog.float8 CHECK (public.planted('type float8') = 1);
+CREATE DOMAIN trap.uuid AS pg_catalog.uuid CHECK (public.planted('type uuid') = 1);
+CREATE TYPE trap.qid_profile AS (x integer);
+CREATE TYPE trap.box2 AS (x integer);
+CREATE FUNCTION public.planted_cast(integer) RETURNS trap.box2 LANGUAGE sql AS 'SELECT ROW(public.planted(''cast''))::trap.box2';
+CREATE CAST (integer AS trap.box2) WITH FUNCTION public.planted_cast(integer) AS IMPLICIT;
 SQL
 planted=$(q -d $DB -c "SELECT count(*) FROM pg_proc WHERE proowner = '$OWNER'::regrole")
 ok "$((planted > 300))" "1" "the owner planted $planted functions and aggregates in public and trap"
@@ -115,8 +126,8 @@ superuser() { q -d postgres -c "SELECT rolsuper FROM pg_roles WHERE rolname = '$
 # run SQL as the superuser with trap first on the search_path; prints
 # "ran: <marks>" (empty when nothing planted ran) or the error
 run() {
-	psql -X -qAt -v ON_ERROR_STOP=1 -d $DB -c "SET search_path = trap, public" -c "$1" \
-		-c "SELECT 'ran:' || coalesce(current_setting('qidrisk_pl.ran', true), '')" 2>&1 | tail -${RUN_LINES:-1}
+	psql -X -qAt -v ON_ERROR_STOP=1 -d $DB -c "SET search_path = $SEARCH_PATH" -c "$1" \
+		-c "SELECT pg_catalog.concat('ran:', pg_catalog.current_setting('qidrisk_pl.ran', true))" 2>&1 | tail -${RUN_LINES:-1}
 }
 HIER='{"age": {"widths": [10, 20]}, "zip": "zip_h", "sex": {"table": "sex_h"}}'
 HIER_PC='{"age": {"cuts": [[30, 40, 50], [40]]}, "zip": {"table": "zip_pc", "child": "child", "parent": "parent"}}'
@@ -124,29 +135,35 @@ POLICY='{"min_k": 2, "max_singleton_share": 1, "max_rows_below_k": {"k": 3, "max
 # The superuser's own calls name qidrisk's functions with exact argument
 # types, as a caller who does not trust the owner must: only what qidrisk
 # runs on its behalf is under test
-P="'people'::regclass"
-C="'census'::regclass"
-while IFS='|' read -r name sql; do
-	[ -z "$name" ] && continue
-	ok "$(run "$sql")" "ran:" "a superuser's $name calls nothing the owner planted"
-done <<SQL
-qid_anonymize_into (hierarchy tables, widths)|SELECT count(*) FROM public.qid_anonymize_into($P, '{age,zip,sex}'::text[], '$HIER'::jsonb, 'pg_temp.r1'::text, 5)
-qid_anonymize_into (child/parent, cuts, local recoding, l)|SELECT count(*) FROM public.qid_anonymize_into($P, '{age,zip}'::text[], '$HIER_PC'::jsonb, 'pg_temp.r2'::text, 5, 0.02::float8, 'income'::text, 2, local_recoding => true)
-qid_lattice|SELECT count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::text[], '$HIER'::jsonb, 5, 0.02::float8, 'income'::text, 2, t => 1::float8)
-qid_check (every rule)|SELECT count(*) FROM public.qid_check($P, '{age,zip,sex}'::text[], '$POLICY'::jsonb)
-qid_check (history)|SELECT count(*) FROM public.qid_check($P, '{age,zip}'::text[], '{"min_k": 1}'::jsonb, true)
-qid_assert|CALL public.qid_assert($P, '{age,zip}'::text[], '{"min_k": 1}'::jsonb)
-qid_generalize (map, range, mean, constant)|SELECT count(*) FROM public.qid_generalize($P, '{age,zip,sex,income}'::text[], '{"columns": {"zip": {"map": "zip_map", "from": "f", "to": "t"}, "age": {"range": 5}, "income": {"mean": 30}, "sex": {"constant": "*"}}}'::jsonb, true)
-qid_generalize (local, mean)|SELECT count(*) FROM public.qid_generalize($P, '{age,zip}'::text[], '{"local": true, "columns": {"age": {"mean": 4}}}'::jsonb)
-qid_generalize_into|SELECT public.qid_generalize_into($P, '{age,zip}'::text[], '{"columns": {"zip": {"map": "zip_map", "from": "f", "to": "t"}}}'::jsonb, 'pg_temp.g1'::text)
-kmap_count, kmap_value, kmap_rows_below, kmap_row_counts|SELECT (SELECT count(*) FROM public.kmap_count($P, $C, '{age,zip}'::text[], 'w'::text)) + public.kmap_value($P, $C, '{age,zip}'::text[]) + public.kmap_rows_below($P, $C, '{age,zip}'::text[], 3::float8) + (SELECT count(*) FROM public.kmap_row_counts($P, $C, '{age,zip}'::text[]))
-weighted_risk, weighted_risk_summary|SELECT (SELECT count(*) FROM public.weighted_risk($P, '{age,zip}'::text[], 'w'::text)) + (SELECT count(*) FROM public.weighted_risk_summary($P, '{age,zip}'::text[], 'w'::text))
-column_distinct_counts, distinct_product, column_budgets|SELECT (SELECT count(*) FROM public.column_distinct_counts($P, '{age,zip}'::text[])) + public.distinct_product($P, '{age,zip}'::text[]) + (SELECT count(*) FROM public.column_budgets($P, '{age,zip}'::text[], 1e6::float8, 5::float8))
-hierarchy_levels, interval_hierarchy, hierarchy_generalize|SELECT (SELECT count(*) FROM public.hierarchy_levels('zip_h'::regclass)) + (SELECT count(*) FROM public.hierarchy_levels('zip_pc'::regclass, 'child'::text, 'parent'::text)) + (SELECT count(*) FROM public.interval_hierarchy($P, 'age'::text, '{"widths": [10]}'::jsonb)) + (SELECT count(*) FROM public.hierarchy_generalize($P, 'zip'::text, 'zip_pc'::regclass, max_values => 5::bigint))
-quantile_bucket_value|SELECT public.quantile_bucket_value(age, '{30,40}'::integer[], '{1,2}'::integer[]) FROM people LIMIT 1
-qid_search (drop_incomplete)|SELECT count(*) FROM public.qid_search($P, '{age,zip,sex}'::text[], drop_incomplete => true)
-qar_risk, qar_thetas|SELECT (SELECT count(*) FROM public.qar_thetas($P, '{age,zip,sex,income}'::text[], 2)) + (SELECT risk FROM public.qar_risk($P, '{sex,income,w,age,zip}'::text[], 2, 0.01::float8, 0.5::float8))
+P="'people'::pg_catalog.regclass"
+C="'census'::pg_catalog.regclass"
+# the plants first on the search_path; then before pg_catalog too
+calls() {
+	cat <<SQL
+qid_anonymize_into (hierarchy tables, widths)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 'pg_temp.r1'::pg_catalog.text, 5)
+qid_anonymize_into (child/parent, cuts, local recoding, l)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip}'::pg_catalog.text[], '$HIER_PC'::pg_catalog.jsonb, 'pg_temp.r2'::pg_catalog.text, 5, 0.02::pg_catalog.float8, 'income'::pg_catalog.text, 2, local_recoding => true)
+qid_lattice|SELECT pg_catalog.count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 5, 0.02::pg_catalog.float8, 'income'::pg_catalog.text, 2, t => 1::pg_catalog.float8)
+qid_check (every rule)|SELECT pg_catalog.count(*) FROM public.qid_check($P, '{age,zip,sex}'::pg_catalog.text[], '$POLICY'::pg_catalog.jsonb)
+qid_check (history)|SELECT pg_catalog.count(*) FROM public.qid_check($P, '{age,zip}'::pg_catalog.text[], '{"min_k": 1}'::pg_catalog.jsonb, true)
+qid_assert|CALL public.qid_assert($P, '{age,zip}'::pg_catalog.text[], '{"min_k": 1}'::pg_catalog.jsonb)
+qid_generalize (map, range, mean, constant)|SELECT pg_catalog.count(*) FROM public.qid_generalize($P, '{age,zip,sex,income}'::pg_catalog.text[], '{"columns": {"zip": {"map": "zip_map", "from": "f", "to": "t"}, "age": {"range": 5}, "income": {"mean": 30}, "sex": {"constant": "*"}}}'::pg_catalog.jsonb, true)
+qid_generalize (local, mean)|SELECT pg_catalog.count(*) FROM public.qid_generalize($P, '{age,zip}'::pg_catalog.text[], '{"local": true, "columns": {"age": {"mean": 4}}}'::pg_catalog.jsonb)
+qid_generalize_into|SELECT public.qid_generalize_into($P, '{age,zip}'::pg_catalog.text[], '{"columns": {"zip": {"map": "zip_map", "from": "f", "to": "t"}}}'::pg_catalog.jsonb, 'pg_temp.g1'::pg_catalog.text)
+kmap_count, kmap_value, kmap_rows_below, kmap_row_counts|SELECT (SELECT pg_catalog.count(*) FROM public.kmap_count($P, $C, '{age,zip}'::pg_catalog.text[], 'w'::pg_catalog.text)) + public.kmap_value($P, $C, '{age,zip}'::pg_catalog.text[]) + public.kmap_rows_below($P, $C, '{age,zip}'::pg_catalog.text[], 3::pg_catalog.float8) + (SELECT pg_catalog.count(*) FROM public.kmap_row_counts($P, $C, '{age,zip}'::pg_catalog.text[]))
+weighted_risk, weighted_risk_summary|SELECT (SELECT pg_catalog.count(*) FROM public.weighted_risk($P, '{age,zip}'::pg_catalog.text[], 'w'::pg_catalog.text)) + (SELECT pg_catalog.count(*) FROM public.weighted_risk_summary($P, '{age,zip}'::pg_catalog.text[], 'w'::pg_catalog.text))
+column_distinct_counts, distinct_product, column_budgets|SELECT (SELECT pg_catalog.count(*) FROM public.column_distinct_counts($P, '{age,zip}'::pg_catalog.text[])) + public.distinct_product($P, '{age,zip}'::pg_catalog.text[]) + (SELECT pg_catalog.count(*) FROM public.column_budgets($P, '{age,zip}'::pg_catalog.text[], 1e6::pg_catalog.float8, 5::pg_catalog.float8))
+hierarchy_levels, interval_hierarchy, hierarchy_generalize|SELECT (SELECT pg_catalog.count(*) FROM public.hierarchy_levels('zip_h'::pg_catalog.regclass)) + (SELECT pg_catalog.count(*) FROM public.hierarchy_levels('zip_pc'::pg_catalog.regclass, 'child'::pg_catalog.text, 'parent'::pg_catalog.text)) + (SELECT pg_catalog.count(*) FROM public.interval_hierarchy($P, 'age'::pg_catalog.text, '{"widths": [10]}'::pg_catalog.jsonb)) + (SELECT pg_catalog.count(*) FROM public.hierarchy_generalize($P, 'zip'::pg_catalog.text, 'zip_pc'::pg_catalog.regclass, max_values => 5::pg_catalog.int8))
+quantile_bucket_value|SELECT public.quantile_bucket_value(age, '{30,40}'::pg_catalog.int4[], '{1,2}'::pg_catalog.int4[]) FROM public.people LIMIT 1
+qid_search (drop_incomplete)|SELECT pg_catalog.count(*) FROM public.qid_search($P, '{age,zip,sex}'::pg_catalog.text[], drop_incomplete => true)
+qar_risk, qar_thetas|SELECT (SELECT pg_catalog.count(*) FROM public.qar_thetas($P, '{age,zip,sex,income}'::pg_catalog.text[], 2)) + (SELECT risk FROM public.qar_risk($P, '{sex,income,w,age,zip}'::pg_catalog.text[], 2, 0.01::pg_catalog.float8, 0.5::pg_catalog.float8))
 SQL
+}
+for SEARCH_PATH in "trap, public" "trap, pg_catalog, public"; do
+	while IFS='|' read -r name sql; do
+		[ -z "$name" ] && continue
+		ok "$(run "$sql")" "ran:" "a superuser's $name calls nothing the owner planted (search_path $SEARCH_PATH)"
+	done < <(calls)
+done
 ok "$(superuser)" "f" "after all of it the owner is not superuser"
 
 # The internal schema: the superuser's, no object of the owner's
