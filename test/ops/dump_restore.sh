@@ -34,7 +34,7 @@ cleanup
 tmp=$(mktemp -d)
 trap cleanup EXIT
 
-echo "1..18"
+echo "1..16"
 q -d postgres -c "CREATE ROLE $OWNER" -c "CREATE ROLE $STEWARD" \
 	-c "CREATE DATABASE $SRC OWNER $OWNER" -c "CREATE DATABASE $DST OWNER $OWNER" \
 	-c "CREATE DATABASE $PLAIN" -c "CREATE DATABASE $LIFE"
