@@ -1,9 +1,12 @@
 -- Property tests of qid_lattice: on random tables with random nested
 -- hierarchies, every node's classification (anonymous, minimal), suppressed
--- rows, classes, discernibility and precision loss equal a plain-SQL
--- reference that runs one GROUP BY per node; with and without suppression,
--- with distinct, entropy and recursive l-diversity and t-closeness (equal and
--- ordered distance); for every evaluation mode (tagged, anonymous, all).
+-- rows, classes, height, precision loss, discernibility, non-uniform entropy,
+-- suppressed share, its loss under each of the five metrics and the best node
+-- under each equal a plain-SQL reference that runs one GROUP BY per node and
+-- scores every cell (floats within a relative 1e-9); with and without
+-- suppression, with distinct, entropy and recursive l-diversity and
+-- t-closeness (equal and ordered distance); for every evaluation mode
+-- (tagged, anonymous, all).
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
@@ -17,15 +20,21 @@ SELECT plan(57);
 
 \ir lattice_cases.psql
 
--- The reference figures of one node: one GROUP BY over the generalized columns
+-- The reference figures of one node: one GROUP BY over the generalized
+-- columns, then every cell scored: precision (Sweeney 2002) level/height of
+-- its column (0 without a hierarchy), 1 when its row is suppressed;
+-- non-uniform entropy -log2(rows with the cell's value / rows with its
+-- generalized value), where a suppressed cell is generalized to every row
 CREATE FUNCTION pg_temp.ref_node(name text, heights integer[], lv integer[], k integer,
 								 sens boolean, l integer, model text, c float8, t float8, dist text,
-								 OUT classes bigint, OUT suppressed bigint, OUT dm float8)
+								 OUT classes bigint, OUT suppressed bigint, OUT dm float8,
+								 OUT prec float8, OUT ent float8)
 LANGUAGE plpgsql AS $$
 DECLARE
 	cols text[] := ARRAY['a', 'b', 'c'];
 	src text := format('%I t', 't_' || name);
 	g text[] := '{}';
+	cell_prec text[] := '{}';
 	keys text;
 	wkeys text;
 	match text;
@@ -38,6 +47,9 @@ BEGIN
 								 'h_' || name || '_' || cols[i], i, i, cols[i]);
 		END IF;
 		g := g || CASE WHEN lv[i] = 0 THEN format('t.%I', cols[i]) ELSE format('h%s.l%s', i, lv[i]) END;
+		cell_prec := cell_prec || format('CASE WHEN NOT pass THEN 1 ELSE %s END',
+										 CASE WHEN heights[i] = 0 THEN '0'
+											  ELSE format('%s::float8 / %s', lv[i], heights[i]) END);
 	END LOOP;
 	keys := 'g1, g2, g3';
 	wkeys := 'w.g1, w.g2, w.g3';
@@ -56,9 +68,11 @@ BEGIN
 		pass := pass || format(' AND %s <= %s', CASE dist WHEN 'equal' THEN 'teq' ELSE 'tord' END, t);
 	END IF;
 	EXECUTE format($q$
-		WITH g AS (
-			SELECT %1$s AS g1, %2$s AS g2, %3$s AS g3, %4$s AS s, count(*) AS n
-			FROM %5$s GROUP BY 1, 2, 3, 4
+		WITH r AS (
+			SELECT t.a AS v1, t.b AS v2, t.c AS v3, %1$s AS g1, %2$s AS g2, %3$s AS g3, %4$s AS s
+			FROM %5$s
+		), g AS (
+			SELECT g1, g2, g3, s, count(*) AS n FROM r GROUP BY 1, 2, 3, 4
 		), w AS (
 			SELECT g.*, sum(n) OVER (PARTITION BY g1, g2, g3) AS size,
 				   row_number() OVER (PARTITION BY g1, g2, g3 ORDER BY n DESC) AS r
@@ -77,11 +91,22 @@ BEGIN
 		), o AS (
 			%12$s
 		), judged AS (
-			SELECT c.size, (%10$s) AS pass FROM c JOIN o ON %11$s
+			SELECT c.g1, c.g2, c.g3, c.size, (%10$s) AS pass FROM c JOIN o ON %11$s
+		), x AS (
+			SELECT j.pass,
+				   count(*) OVER (PARTITION BY r.v1) AS cv1, count(*) OVER (PARTITION BY r.g1) AS cg1,
+				   count(*) OVER (PARTITION BY r.v2) AS cv2, count(*) OVER (PARTITION BY r.g2) AS cg2,
+				   count(*) OVER (PARTITION BY r.v3) AS cv3, count(*) OVER (PARTITION BY r.g3) AS cg3
+			FROM r JOIN judged j ON r.g1 IS NOT DISTINCT FROM j.g1 AND r.g2 IS NOT DISTINCT FROM j.g2
+								AND r.g3 IS NOT DISTINCT FROM j.g3
 		)
-		SELECT count(*), coalesce(sum(size) FILTER (WHERE NOT pass), 0),
-			   coalesce(sum(size::float8 * size) FILTER (WHERE pass), 0)
-		FROM judged$q$,
+		SELECT (SELECT count(*) FROM judged),
+			   (SELECT coalesce(sum(size) FILTER (WHERE NOT pass), 0) FROM judged),
+			   (SELECT coalesce(sum(size::float8 * size) FILTER (WHERE pass), 0) FROM judged),
+			   (SELECT coalesce(sum(%13$s + %14$s + %15$s), 0) FROM x) / (3 * %6$s),
+			   (SELECT coalesce(sum(CASE WHEN pass THEN ln(cg1::float8 / cv1) + ln(cg2::float8 / cv2) + ln(cg3::float8 / cv3)
+										 ELSE ln(%6$s::float8 / cv1) + ln(%6$s::float8 / cv2) + ln(%6$s::float8 / cv3) END), 0)
+				FROM x) / ln(2)$q$,
 		g[1], g[2], g[3], CASE WHEN sens THEN 't.s' ELSE 'NULL::int' END, src,
 		greatest(n, 1), CASE WHEN sens THEN 's' ELSE 'NULL::int' END, 't_' || name, l,
 		pass, match,
@@ -94,13 +119,24 @@ BEGIN
 				  LEFT JOIN w ON w.g1 IS NOT DISTINCT FROM c.g1 AND w.g2 IS NOT DISTINCT FROM c.g2
 								 AND w.g3 IS NOT DISTINCT FROM c.g3 AND w.s IS NOT DISTINCT FROM q.s) x
 			GROUP BY g1, g2, g3$o$
-		ELSE 'SELECT g1, g2, g3, 0::float8 AS tord FROM c' END)
-	INTO classes, suppressed, dm;
+		ELSE 'SELECT g1, g2, g3, 0::float8 AS tord FROM c' END,
+		cell_prec[1], cell_prec[2], cell_prec[3])
+	INTO classes, suppressed, dm, prec, ent;
 	dm := dm + suppressed::float8 * n;
 END
 $$;
 
--- Mismatches between qid_lattice (in one evaluation mode) and the reference
+-- A float equal to its reference within a relative 1e-9 (so a reference 0 is
+-- met only by 0)
+CREATE FUNCTION pg_temp.near(got float8, ref float8) RETURNS boolean
+LANGUAGE sql AS $$ SELECT abs(got - ref) <= 1e-9 * abs(ref) $$;
+
+-- Mismatches between qid_lattice (in one evaluation mode) and the reference:
+-- nodes whose classification or figures differ, and per metric the nodes whose
+-- loss or best flag differs. The best node is the anonymous node of least loss
+-- (losses within the tolerance tie), ties to the lower height, then the first
+-- levels; in tagged mode a monotone model (no suppression possible, or
+-- k-anonymity and distinct l-diversity) reports no best node.
 CREATE FUNCTION pg_temp.mismatches(name text, heights integer[], k integer, ms float8,
 								   sens boolean DEFAULT false, l integer DEFAULT 1,
 								   model text DEFAULT 'distinct', c float8 DEFAULT NULL,
@@ -110,11 +146,15 @@ RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
 	n bigint;
+	monotone boolean;
 	bad bigint;
+	bad_metric bigint;
 BEGIN
 	EXECUTE format('SELECT count(*) FROM %I', 't_' || name) INTO n;
+	monotone := floor(ms * n) = 0 OR ((l = 1 OR model = 'distinct') AND t IS NULL);
 	CREATE TEMP TABLE ref ON COMMIT DROP AS
-	SELECT ARRAY[x, y, z] AS lv, r.*, r.suppressed <= floor(ms * n) AS anonymous
+	SELECT ARRAY[x, y, z] AS lv, x + y + z AS height, r.*, r.suppressed <= floor(ms * n) AS anonymous,
+		   r.suppressed::float8 / n AS share
 	FROM generate_series(0, heights[1]) x, generate_series(0, heights[2]) y,
 		 generate_series(0, heights[3]) z,
 		 LATERAL pg_temp.ref_node(name, heights, ARRAY[x, y, z], k, sens, l, model, c, t, dist) r;
@@ -131,14 +171,46 @@ BEGIN
 			SELECT FROM ref p WHERE p.anonymous AND
 				(SELECT sum(ref.lv[i] - p.lv[i]) FROM generate_series(1, 3) i) = 1 AND
 				(SELECT bool_and(p.lv[i] <= ref.lv[i]) FROM generate_series(1, 3) i)))
-	   OR (got.evaluated AND (got.suppressed_rows <> ref.suppressed OR got.classes <> ref.classes
-							  OR got.discernibility <> ref.dm))
+	   OR (got.evaluated AND (got.suppressed_rows = ref.suppressed AND got.classes = ref.classes
+							  AND got.discernibility = ref.dm
+							  AND pg_temp.near(got.precision_loss, ref.prec)
+							  AND pg_temp.near(got.entropy_loss, ref.ent)
+							  AND pg_temp.near(got.suppressed_share, ref.share)) IS NOT TRUE)
+	   OR (NOT got.evaluated AND num_nonnulls(got.suppressed_rows, got.classes, got.precision_loss,
+											  got.discernibility, got.entropy_loss, got.suppressed_share,
+											  got.loss) > 0)
+	   OR got.evaluated IS NULL
 	   OR (mode = 'all' AND NOT got.evaluated)
 	   OR (mode = 'anonymous' AND got.anonymous AND NOT got.evaluated)
-	   OR got.height <> ref.lv[1] + ref.lv[2] + ref.lv[3];
-	DROP TABLE ref;
-	DROP TABLE got;
-	RETURN bad;
+	   OR (NOT monotone AND NOT got.evaluated)
+	   OR got.height IS DISTINCT FROM ref.height;
+	CREATE TEMP TABLE ref_loss ON COMMIT DROP AS
+	SELECT m.metric, ref.lv, ref.height, ref.anonymous,
+		   CASE m.metric WHEN 'height' THEN ref.height WHEN 'precision' THEN ref.prec
+			   WHEN 'discernibility' THEN ref.dm WHEN 'entropy' THEN ref.ent ELSE ref.share END AS loss
+	FROM ref, unnest(ARRAY['height', 'precision', 'discernibility', 'entropy', 'suppressed']) m(metric);
+	CREATE TEMP TABLE ref_best ON COMMIT DROP AS
+	SELECT DISTINCT ON (metric) metric, lv
+	FROM ref_loss r
+	WHERE anonymous AND loss <= (SELECT min(loss) * (1 + 1e-9) FROM ref_loss b WHERE b.anonymous AND b.metric = r.metric)
+	ORDER BY metric, height, lv;
+	CREATE TEMP TABLE got_loss ON COMMIT DROP AS
+	SELECT m.metric, q.levels, q.evaluated, q.loss, q.best
+	FROM unnest(ARRAY['height', 'precision', 'discernibility', 'entropy', 'suppressed']) m(metric),
+		 LATERAL qid_lattice(('t_' || name)::regclass, ARRAY['a', 'b', 'c'],
+							 pg_temp.hierarchies(name, heights), k, ms,
+							 CASE WHEN sens THEN 's' END, l, model, c, t, dist, m.metric, mode) q;
+	SELECT count(*) INTO bad_metric
+	FROM ref_loss r FULL JOIN got_loss g ON g.metric = r.metric AND g.levels = r.lv
+	LEFT JOIN ref_best b ON b.metric = r.metric
+	WHERE g.levels IS NULL OR r.lv IS NULL
+	   OR (g.evaluated AND CASE WHEN r.metric IN ('height', 'discernibility') THEN g.loss = r.loss
+								ELSE pg_temp.near(g.loss, r.loss) END IS NOT TRUE)
+	   OR (g.evaluated IS NOT TRUE AND g.loss IS NOT NULL)
+	   OR g.best IS DISTINCT FROM CASE WHEN mode = 'tagged' AND monotone THEN NULL
+									   ELSE r.lv IS NOT DISTINCT FROM b.lv END;
+	DROP TABLE ref, got, ref_loss, ref_best, got_loss;
+	RETURN bad + bad_metric;
 END
 $$;
 
