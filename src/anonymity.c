@@ -20,6 +20,7 @@ PG_FUNCTION_INFO_V1(qidrisk_singleton_fraction_bound);
 PG_FUNCTION_INFO_V1(qidrisk_alpha_qid_threshold);
 PG_FUNCTION_INFO_V1(qidrisk_alpha_qid_possible);
 PG_FUNCTION_INFO_V1(qidrisk_anonymity_partitions);
+PG_FUNCTION_INFO_V1(qidrisk_anonymity_partitions_int4);
 PG_FUNCTION_INFO_V1(qidrisk_bucket_budget);
 
 /* Refuse a count that is not a finite number >= 1 */
@@ -53,8 +54,8 @@ qidrisk_singleton_fraction_bound(PG_FUNCTION_ARGS)
 	double		distinct = PG_GETARG_FLOAT8(0);
 	double		population = PG_GETARG_FLOAT8(1);
 
-	CheckCount(distinct, "distinct");
-	CheckCount(population, "population");
+	CheckCount(distinct, "partitions");
+	CheckCount(population, "population_size");
 	if (distinct <= population)
 		PG_RETURN_FLOAT8(distinct / (M_E * population));
 	PG_RETURN_FLOAT8(exp(-population / distinct));
@@ -73,7 +74,7 @@ qidrisk_alpha_qid_threshold(PG_FUNCTION_ARGS)
 	double		population = PG_GETARG_FLOAT8(0);
 	double		alpha = PG_GETARG_FLOAT8(1);
 
-	CheckCount(population, "population");
+	CheckCount(population, "population_size");
 	CheckAlpha(alpha);
 	PG_RETURN_FLOAT8(AlphaThreshold(population, alpha));
 }
@@ -85,8 +86,8 @@ qidrisk_alpha_qid_possible(PG_FUNCTION_ARGS)
 	double		population = PG_GETARG_FLOAT8(1);
 	double		alpha = PG_GETARG_FLOAT8(2);
 
-	CheckCount(distinct, "distinct");
-	CheckCount(population, "population");
+	CheckCount(distinct, "partitions");
+	CheckCount(population, "population_size");
 	CheckAlpha(alpha);
 	PG_RETURN_BOOL(distinct > AlphaThreshold(population, alpha));
 }
@@ -95,25 +96,47 @@ qidrisk_alpha_qid_possible(PG_FUNCTION_ARGS)
  * Theorem 4: D' <= n/(k-1) (1 + x - sqrt(x^2 + 2x)) with x = -ln(beta)/(k-1).
  * 1 + x - sqrt(x^2 + 2x) = 1 / (1 + x + sqrt(x^2 + 2x)) avoids cancellation.
  */
+static double
+AnonymityPartitions(double population, double k, double beta)
+{
+	double		x;
+
+	if (isnan(beta) || beta <= 0.0 || beta >= 1.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("beta must lie strictly between 0 and 1, not %g", beta)));
+	x = -log(beta) / (k - 1.0);
+	return population / (k - 1.0) / (1.0 + x + sqrt(x * x + 2.0 * x));
+}
+
+/* anonymity_partitions(population_size, k integer, beta), from 1.0.0 */
+Datum
+qidrisk_anonymity_partitions_int4(PG_FUNCTION_ARGS)
+{
+	double		population = PG_GETARG_FLOAT8(0);
+	int32		k = PG_GETARG_INT32(1);
+
+	CheckCount(population, "population_size");
+	if (k < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 2, not %d", k)));
+	PG_RETURN_FLOAT8(AnonymityPartitions(population, (double) k, PG_GETARG_FLOAT8(2)));
+}
+
+/* The float8 k of 0.1.0 and 0.2.0, which call this until they are updated */
 Datum
 qidrisk_anonymity_partitions(PG_FUNCTION_ARGS)
 {
 	double		population = PG_GETARG_FLOAT8(0);
 	double		k = PG_GETARG_FLOAT8(1);
-	double		beta = PG_GETARG_FLOAT8(2);
-	double		x;
 
 	CheckCount(population, "population");
 	if (isnan(k) || isinf(k) || k < 2.0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be a finite number of at least 2, not %g", k)));
-	if (isnan(beta) || beta <= 0.0 || beta >= 1.0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("beta must lie strictly between 0 and 1, not %g", beta)));
-	x = -log(beta) / (k - 1.0);
-	PG_RETURN_FLOAT8(population / (k - 1.0) / (1.0 + x + sqrt(x * x + 2.0 * x)));
+	PG_RETURN_FLOAT8(AnonymityPartitions(population, k, PG_GETARG_FLOAT8(2)));
 }
 
 /*

@@ -37,20 +37,20 @@ BirthdayCheckFinite(double value, const char *name)
 				 errmsg("%s must be a finite number, not %g", name, value)));
 }
 
-/* Check k and N of the uniform model */
+/* Check the group size k and the domain size N of the uniform model */
 static void
 CheckGroupAndDomain(int64 k, double n)
 {
 	if (k < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must not be negative, not " INT64_FORMAT, k)));
-	BirthdayCheckFinite(n, "n");
+				 errmsg("group_size must not be negative, not " INT64_FORMAT, k)));
+	BirthdayCheckFinite(n, "domain_size");
 	if (n <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("n must be positive, not %g", n),
-				 errdetail("n is the number of equally likely values.")));
+				 errmsg("domain_size must be positive, not %g", n),
+				 errdetail("domain_size is the number of equally likely values.")));
 }
 
 /* Tail of Stirling's series for ln(m!), accurate to 1e-16 for m >= 1000 */
@@ -277,7 +277,7 @@ BirthdayLargestK(double target, double n, double kappa)
 	return low;
 }
 
-/* birthday_max_k(target, n): largest group whose all-distinct probability is >= target */
+/* birthday_max_group_size(target, n): largest group whose all-distinct probability is >= target */
 Datum
 birthday_max_k_uniform(PG_FUNCTION_ARGS)
 {
@@ -289,7 +289,7 @@ birthday_max_k_uniform(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(BirthdayLargestK(target, n, 0.0));
 }
 
-/* birthday_max_k(target, n, kappa): the same under Koot's approximation */
+/* birthday_max_group_size(target, n, kappa): the same under Koot's approximation */
 Datum
 birthday_max_k_koot(PG_FUNCTION_ARGS)
 {

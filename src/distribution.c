@@ -409,7 +409,7 @@ GroupSize(Distribution *dist)
 	if (dist->param < 0 || dist->param != floor(dist->param))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be a whole number at least 0, not %g", dist->param)));
+				 errmsg("group_size must be a whole number at least 0, not %g", dist->param)));
 	/* a bigint near 2^63 rounds up to 2^63 as a double: keep it in range */
 	if (dist->param >= 9223372036854775808.0)
 		return PG_INT64_MAX;
@@ -610,7 +610,7 @@ qidrisk_birthday_poisson_weighted_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * birthday_max_k_exact(target, value [, weight]): the largest k with
+ * birthday_max_group_size_exact(target, value [, weight]): the largest k with
  * k! e_k(p) >= target.  The uniform distribution over the same support
  * maximises the probability, so its answer bounds the search.
  */

@@ -226,7 +226,7 @@ typedef struct Lattice
 	uint8	   *tag;
 	bool	   *evaluated;
 	int64	   *suppressed;
-	int64	   *classes;
+	int64	   *classes;		/* per node: the classes it keeps */
 	double	   *discernibility;
 	double	   *entropy;
 	int64		nevaluated;
@@ -1388,6 +1388,7 @@ EvaluateNode(Lattice *lat, int64 node)
 	int32		ngroups;
 	NodeItems   *s;
 	int64		suppressed = 0;
+	int64		kept = 0;
 	double		dm = 0;
 	double		entropy_suppressed = 0;
 	double		log2rows = log2((double) lat->nrows);
@@ -1514,14 +1515,18 @@ EvaluateNode(Lattice *lat, int64 node)
 				entropy_suppressed += (double) size * bits;
 			}
 			else
+			{
+				kept++;
 				dm += (double) size * (double) size;
+			}
 			b = e;
 		}
 	}
 	lat->evaluated[node] = true;
 	lat->nevaluated++;
 	lat->suppressed[node] = suppressed;
-	lat->classes[node] = nclasses;
+	/* the release's classes: suppression removes the others */
+	lat->classes[node] = kept;
 	lat->discernibility[node] = dm + (double) suppressed * (double) lat->nrows;
 	lat->entropy[node] = entropy_suppressed;
 	for (int c = 0; c < lat->ncolumns; c++)
@@ -1769,12 +1774,12 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 	for (int i = 0; i < 13; i++)
 	{
 		if (i == 5 || i == 8 || i == 9)
-			continue;			/* sensitive, c and t may be NULL */
+			continue;			/* sensitive_column, c and t may be NULL */
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s: argument %d must not be NULL", funcname, i + 1),
-					 errhint("Only sensitive, c and t may be NULL.")));
+					 errhint("Only sensitive_column, c and t may be NULL.")));
 	}
 	relid = PG_GETARG_OID(0);
 

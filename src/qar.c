@@ -242,7 +242,7 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	QarWork		work;
 
 	QarNotNull(fcinfo, 0, "rel");
-	QarNotNull(fcinfo, 1, "columns");
+	QarNotNull(fcinfo, 1, "candidates");
 	QarNotNull(fcinfo, 2, "p");
 	array = PG_GETARG_ARRAYTYPE_P(1);
 	p = PG_GETARG_INT32(2);
@@ -253,7 +253,7 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 	if (ARR_NDIM(array) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("columns must be a one-dimensional array")));
+				 errmsg("candidates must be a one-dimensional array")));
 	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	if (n < 1)
 		ereport(ERROR,
@@ -266,13 +266,13 @@ QarLoad(FunctionCallInfo fcinfo, int key_arg, const char *funcname)
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("columns must not contain NULL")));
+					 errmsg("candidates must not contain NULL")));
 		name = TextDatumGetCString(elems[i]);
 		for (int k = 0; k < i; k++)
 			if (strcmp(rel->names[k], name) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("column \"%s\" appears twice in columns", name)));
+						 errmsg("column \"%s\" appears twice in candidates", name)));
 		QidRelationColumn(rel, name);
 		/* an ordered, hashable type, before any row is read */
 		(void) ValueTypeGet(CurrentMemoryContext, getBaseType(rel->types[i]),

@@ -39,11 +39,12 @@ earlier_release() {
 	dir="$("${PG_CONFIG:-pg_config}" --sharedir)/extension"
 	{
 		cat "$src/base/qidrisk--0.1.0.sql"
-		for f in $(ls "$src"/qidrisk--*--*.sql | sort -t- -k3,3V); do
+		# in version order, by the file names alone (a directory may hold a -)
+		for f in $(cd "$src" && ls qidrisk--*--*.sql | sort -t- -k3,3V); do
 			to=${f##*--}
 			to=${to%.sql}
 			if [ "$(printf '%s\n' "$to" "$target" | sort -V | tail -1)" = "$target" ]; then
-				cat "$f"
+				cat "$src/$f"
 			fi
 		done
 	} >"$dir/qidrisk--$target.sql"
