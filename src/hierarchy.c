@@ -50,7 +50,7 @@ PG_FUNCTION_INFO_V1(qidrisk_hierarchy_generalize);
 /* One distinct text (a value of the column or a node of the hierarchy) */
 typedef struct NodeEntry
 {
-	Datum		text;			/* a detoasted copy */
+	Datum		text;			/* a detoasted copy, with a 4-byte header */
 	int32		node;
 	uint32		hash;
 	char		status;
@@ -73,7 +73,7 @@ typedef struct NodeEntry
 /* What is known of a node; one struct, so that a node costs one cache miss */
 typedef struct HierarchyNodeInfo
 {
-	Datum		text;			/* a detoasted copy */
+	Datum		text;			/* a detoasted copy, with a 4-byte header */
 	int64		rows;			/* rows of the table holding the node */
 	int32		parent;			/* or NO_NODE */
 	int32		depth;			/* steps to its top, once climbed */
@@ -81,13 +81,16 @@ typedef struct HierarchyNodeInfo
 
 typedef struct Hierarchy
 {
-	QidRelation *rel;			/* the table, locked, its column resolved */
+	const char *funcname;		/* for messages */
+	QidRelation *rel;			/* the table, locked, its column resolved; or
+								 * NULL when only the hierarchy is read */
 	QidRelation *tree;			/* the hierarchy, locked, child and parent */
 	Oid			collation;		/* under which texts are equal and ordered */
 	QidValueHash hash;
 	nodehash_hash *table;
 	MemoryContext context;		/* the nodes and their texts */
 	Size		budget;
+	Size		later_bytes;	/* per node, of the arrays made after the scans */
 	double		text_bytes;
 	int32		nnodes;
 	int32		capacity;
@@ -101,8 +104,8 @@ typedef struct Hierarchy
  * Bytes per node of the arrays that choose the level and order the output
  * (values, classes, sums, touched, the classes and rows to sort)
  */
-#define LATER_BYTES_PER_NODE (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
-							  sizeof(int64) + sizeof(int32) + sizeof(int32))
+#define GENERALIZE_LATER_BYTES (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
+								sizeof(int64) + sizeof(int32) + sizeof(int32))
 
 /*
  * Stop with an error naming the setting that bounds the nodes' memory:
@@ -113,15 +116,17 @@ static void
 HierarchyCheckBudget(Hierarchy *h)
 {
 	double		bytes = (double) h->table->size * sizeof(NodeEntry) +
-		(double) h->capacity * (sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE) +
+		(double) h->capacity * (sizeof(HierarchyNodeInfo) + h->later_bytes) +
 		2 * h->text_bytes;
 
 	if (bytes > (double) h->budget)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("hierarchy_generalize: the values and hierarchy nodes exceed qidrisk.max_state_memory"),
-				 errdetail("%d distinct values and nodes take %.0f kB; the budget is %zu kB.",
-						   h->nnodes, bytes / 1024.0, h->budget / 1024),
+				 errmsg("%s: the %s exceed qidrisk.max_state_memory", h->funcname,
+						h->rel ? "values and hierarchy nodes" : "hierarchy nodes"),
+				 errdetail("%d distinct %s take %.0f kB; the budget is %zu kB.",
+						   h->nnodes, h->rel ? "values and nodes" : "nodes",
+						   bytes / 1024.0, h->budget / 1024),
 				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1).")));
 }
 
@@ -143,7 +148,7 @@ ExpectedNodes(Hierarchy *h)
 		ReleaseSysCache(tuple);
 	}
 	rows = Min(rows, (double) h->budget /
-			   (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE)));
+			   (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo) + h->later_bytes)));
 	return (uint32) Max(Min(rows, (double) (PG_INT32_MAX / 2)), 1024);
 }
 
@@ -158,23 +163,26 @@ HierarchyNode(Hierarchy *h, Datum text)
 	entry = nodehash_insert(h->table, PointerGetDatum(detoasted), &found);
 	if (!found)
 	{
-		Size		size = VARSIZE_ANY(detoasted);
+		Size		len = VARSIZE_ANY_EXHDR(detoasted);
+		Size		size = VARHDRSZ + len;
 		int32		node = h->nnodes;
-		char	   *copy;
+		struct varlena *copy;
 
 		if (node == PG_INT32_MAX - 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("hierarchy_generalize handles at most %d distinct values and nodes",
-							PG_INT32_MAX - 1)));
+					 errmsg("%s handles at most %d distinct values and nodes",
+							h->funcname, PG_INT32_MAX - 1)));
 		if (node == h->capacity)
 		{
 			h->capacity = (int32) Min((int64) h->capacity * 2, PG_INT32_MAX - 1);
 			h->nodes = repalloc_huge(h->nodes, sizeof(HierarchyNodeInfo) * h->capacity);
 			HierarchyCheckBudget(h);
 		}
+		/* a 4-byte header, so that arrays can take the text as it is */
 		copy = MemoryContextAlloc(h->context, size);
-		memcpy(copy, detoasted, size);
+		SET_VARSIZE(copy, size);
+		memcpy(VARDATA(copy), VARDATA_ANY(detoasted), len);
 		h->text_bytes += size;
 		entry->text = PointerGetDatum(copy);
 		entry->node = node;
@@ -210,6 +218,23 @@ TreeName(Hierarchy *h)
 	return h->tree->qualified;
 }
 
+/*
+ * Make the empty dictionary of nodes, sized from the hierarchy's statistics,
+ * its texts compared under h->collation with a key of its own
+ */
+static void
+HierarchyPrepare(Hierarchy *h)
+{
+	h->context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk hierarchy nodes",
+									   ALLOCSET_DEFAULT_SIZES);
+	h->budget = QidStateMemoryBudget();
+	QidValueHashInit(&h->hash, TEXTOID, h->collation, false, CurrentMemoryContext);
+	h->capacity = ExpectedNodes(h);
+	h->table = nodehash_create(CurrentMemoryContext, h->capacity, &h->hash);
+	h->nodes = MemoryContextAllocHuge(CurrentMemoryContext,
+									  sizeof(HierarchyNodeInfo) * h->capacity);
+}
+
 /* Count one row of the table into its value's node */
 static void
 ValueRow(Hierarchy *h, TupleTableSlot *slot)
@@ -227,16 +252,23 @@ ValueRow(Hierarchy *h, TupleTableSlot *slot)
 	h->nodes[node].rows++;
 }
 
-/* Record one child -> parent row of the hierarchy; a second parent is an error */
+/*
+ * Record one child -> parent row of the hierarchy (a NULL side names only
+ * the other node); a second parent is an error
+ */
 static void
 TreeRow(Hierarchy *h, TupleTableSlot *slot)
 {
-	int32		child;
-	int32		parent;
+	int32		child = NO_NODE;
+	int32		parent = NO_NODE;
 
 	slot_getsomeattrs(slot, 2);
-	child = HierarchyNode(h, slot->tts_values[0]);
-	parent = HierarchyNode(h, slot->tts_values[1]);
+	if (!slot->tts_isnull[0])
+		child = HierarchyNode(h, slot->tts_values[0]);
+	if (!slot->tts_isnull[1])
+		parent = HierarchyNode(h, slot->tts_values[1]);
+	if (child == NO_NODE || parent == NO_NODE)
+		return;
 	if (h->nodes[child].parent == NO_NODE)
 		h->nodes[child].parent = parent;
 	else if (h->nodes[child].parent != parent)
@@ -261,10 +293,10 @@ HierarchyStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 
 	(void) operation;
 	if (typeinfo->natts != ncolumns)
-		elog(ERROR, "hierarchy_generalize: a scan returned %d columns", typeinfo->natts);
+		elog(ERROR, "%s: a scan returned %d columns", h->funcname, typeinfo->natts);
 	for (int i = 0; i < ncolumns; i++)
 		if (TupleDescAttr(typeinfo, i)->atttypid != TEXTOID)
-			elog(ERROR, "hierarchy_generalize: a scan returned a column of type %s",
+			elog(ERROR, "%s: a scan returned a column of type %s", h->funcname,
 				 format_type_be(TupleDescAttr(typeinfo, i)->atttypid));
 }
 
@@ -318,18 +350,28 @@ HierarchyScan(Hierarchy *h, const char *query, bool reading_tree)
 	rc = SPI_execute_extended(query, &options);
 	/* a SELECT into a receiver of type DestNone reports SPI_OK_UTILITY */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
-		elog(ERROR, "hierarchy_generalize: SPI_execute_extended returned %s",
+		elog(ERROR, "%s: SPI_execute_extended returned %s", h->funcname,
 			 SPI_result_code_string(rc));
 	HierarchyCheckBudget(h);
 }
 
+/* The collation of a chosen column's "::text": its own, or the default for a type without one */
+static Oid
+TextCollation(QidRelation *rel, int column)
+{
+	if (get_typcollation(getBaseType(rel->types[column])) != InvalidOid)
+		return rel->collations[column];
+	return DEFAULT_COLLATION_OID;
+}
+
 /*
- * The collation texts are compared under: the column's, or the hierarchy's
- * where the column has the default one; two others are an error, as they
- * would be in SQL
+ * The collation texts are compared under: the first column's, or the
+ * other's where the first has the default one; two others are an error, as
+ * they would be in SQL.  what and other_what say which columns they are.
  */
 static Oid
-MergeCollation(Oid collation, Oid other, const char *column, const char *other_column)
+MergeCollation(Hierarchy *h, Oid collation, Oid other, const char *what, const char *column,
+			   const char *other_what, const char *other_column)
 {
 	if (other == collation || other == DEFAULT_COLLATION_OID || !OidIsValid(other))
 		return collation;
@@ -337,8 +379,8 @@ MergeCollation(Oid collation, Oid other, const char *column, const char *other_c
 		return other;
 	ereport(ERROR,
 			(errcode(ERRCODE_INDETERMINATE_COLLATION),
-			 errmsg("hierarchy_generalize: column \"%s\" and hierarchy column \"%s\" have different collations",
-					column, other_column),
+			 errmsg("%s: %s \"%s\" and %s \"%s\" have different collations",
+					h->funcname, what, column, other_what, other_column),
 			 errdetail("Collations \"%s\" and \"%s\".", get_collation_name(collation),
 					   get_collation_name(other)),
 			 errhint("Give them one collation with COLLATE in a view.")));
@@ -448,6 +490,8 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&h, 0, sizeof(h));
+	h.funcname = "hierarchy_generalize";
+	h.later_bytes = GENERALIZE_LATER_BYTES;
 
 	/* both relations exist and are locked before their columns are resolved */
 	h.rel = QidRelationOpen(PG_GETARG_OID(0), NULL);
@@ -459,23 +503,11 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 	QidRelationCheckSelect(h.tree, NULL);
 
 	/* texts as "::text" makes them; the column's collation, merged as SQL would */
-	h.collation = get_typcollation(getBaseType(h.rel->types[0])) != InvalidOid ?
-		h.rel->collations[0] : DEFAULT_COLLATION_OID;
-	h.collation = MergeCollation(h.collation,
-								 get_typcollation(getBaseType(h.tree->types[0])) != InvalidOid ?
-								 h.tree->collations[0] : DEFAULT_COLLATION_OID,
-								 column, child_column);
-	h.collation = MergeCollation(h.collation,
-								 get_typcollation(getBaseType(h.tree->types[1])) != InvalidOid ?
-								 h.tree->collations[1] : DEFAULT_COLLATION_OID,
-								 column, parent_column);
-	h.context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk hierarchy nodes",
-									  ALLOCSET_DEFAULT_SIZES);
-	h.budget = QidStateMemoryBudget();
-	QidValueHashInit(&h.hash, TEXTOID, h.collation, false, CurrentMemoryContext);
-	h.capacity = ExpectedNodes(&h);
-	h.table = nodehash_create(CurrentMemoryContext, h.capacity, &h.hash);
-	h.nodes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(HierarchyNodeInfo) * h.capacity);
+	h.collation = MergeCollation(&h, TextCollation(h.rel, 0), TextCollation(h.tree, 0),
+								 "column", column, "hierarchy column", child_column);
+	h.collation = MergeCollation(&h, h.collation, TextCollation(h.tree, 1),
+								 "column", column, "hierarchy column", parent_column);
+	HierarchyPrepare(&h);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "hierarchy_generalize: SPI_connect failed");
