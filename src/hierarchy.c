@@ -1,7 +1,9 @@
 /*
  * hierarchy.c
  *	  hierarchy_generalize: categorical generalization of one column by a
- *	  child -> parent hierarchy table (Lodha & Thomas 2008, Section 4.2).
+ *	  child -> parent hierarchy table (Lodha & Thomas 2008, Section 4.2);
+ *	  hierarchy_levels: such a table's nodes with their ancestors level by
+ *	  level, the layout qid_lattice reads.
  *
  * The column's values and the hierarchy's nodes, compared as text, become
  * one dictionary of nodes, each with its parent and the rows holding it.
@@ -14,6 +16,10 @@
  * the levels tried; the output is sorted by generalization, then value, under
  * the column's collation.  Both tables are read through the relation reader
  * (locked, privileges checked, as the caller, row-level security applying).
+ *
+ * hierarchy_levels reads the hierarchy alone, into the same dictionary:
+ * every node climbs once, then each node's row lists its ancestors up to
+ * the greatest depth, so the work is linear in the rows and in the output.
  */
 #include "postgres.h"
 
@@ -28,6 +34,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -38,6 +45,7 @@
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_hierarchy_generalize);
+PG_FUNCTION_INFO_V1(qidrisk_hierarchy_levels);
 
 /* How often long loops check for cancellation */
 #define HIER_INTERRUPT_MASK 0xFFFF
@@ -83,7 +91,7 @@ typedef struct Hierarchy
 {
 	const char *funcname;		/* for messages */
 	QidRelation *rel;			/* the table, locked, its column resolved; or
-								 * NULL when only the hierarchy is read */
+								 * NULL (hierarchy_levels) */
 	QidRelation *tree;			/* the hierarchy, locked, child and parent */
 	Oid			collation;		/* under which texts are equal and ordered */
 	QidValueHash hash;
@@ -106,6 +114,12 @@ typedef struct Hierarchy
  */
 #define GENERALIZE_LATER_BYTES (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
 								sizeof(int64) + sizeof(int32) + sizeof(int32))
+
+/*
+ * Bytes per node of what hierarchy_levels makes after the scan (the climbing
+ * stack, one row's ancestors and their alignment in its array)
+ */
+#define LEVELS_LATER_BYTES (sizeof(int32) + sizeof(Datum) + sizeof(int32))
 
 /*
  * Stop with an error naming the setting that bounds the nodes' memory:
@@ -179,7 +193,7 @@ HierarchyNode(Hierarchy *h, Datum text)
 			h->nodes = repalloc_huge(h->nodes, sizeof(HierarchyNodeInfo) * h->capacity);
 			HierarchyCheckBudget(h);
 		}
-		/* a 4-byte header, so that arrays can take the text as it is */
+		/* a 4-byte header, so that arrays take the text as it is */
 		copy = MemoryContextAlloc(h->context, size);
 		SET_VARSIZE(copy, size);
 		memcpy(VARDATA(copy), VARDATA_ANY(detoasted), len);
@@ -672,5 +686,116 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 	}
+	return (Datum) 0;
+}
+
+/*
+ * Emit one row per node: its text and its ancestors 1 .. max_depth steps up,
+ * a top standing for itself above its depth
+ */
+static void
+EmitLevels(Hierarchy *h, ReturnSetInfo *rsinfo, int32 max_depth)
+{
+	Datum	   *ancestors = MemoryContextAllocHuge(CurrentMemoryContext,
+												   sizeof(Datum) * Max(max_depth, 1));
+	MemoryContext row_context = AllocSetContextCreate(CurrentMemoryContext,
+													  "qidrisk hierarchy_levels row",
+													  ALLOCSET_DEFAULT_SIZES);
+
+	for (int32 node = 0; node < h->nnodes; node++)
+	{
+		int32		at = node;
+		Datum		out[2];
+		bool		nulls[2] = {false, false};
+		MemoryContext old;
+
+		/* a row costs up to max_depth steps */
+		CHECK_FOR_INTERRUPTS();
+		for (int32 level = 0; level < max_depth; level++)
+		{
+			if (h->nodes[at].parent != NO_NODE)
+				at = h->nodes[at].parent;
+			ancestors[level] = h->nodes[at].text;
+		}
+		old = MemoryContextSwitchTo(row_context);
+		out[0] = h->nodes[node].text;
+		out[1] = PointerGetDatum(construct_array(ancestors, max_depth, TEXTOID, -1, false,
+												 TYPALIGN_INT));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(row_context);
+	}
+	MemoryContextDelete(row_context);
+	pfree(ancestors);
+}
+
+/*
+ * hierarchy_levels(hierarchy, child_column, parent_column): every node of a
+ * child -> parent table (every child and every parent, as text) with its
+ * ancestors level by level up to the greatest depth.  The table is read
+ * once; every node climbs once, so a chain of any depth costs its length.
+ */
+Datum
+qidrisk_hierarchy_levels(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Hierarchy	h;
+	char	   *child_column;
+	char	   *parent_column;
+	StringInfoData query;
+	bool		pushed;
+	int32	   *stack;
+	int32		max_depth = 0;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("hierarchy_levels needs a hierarchy table and its child and parent columns")));
+	child_column = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	parent_column = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&h, 0, sizeof(h));
+	h.funcname = "hierarchy_levels";
+	h.later_bytes = LEVELS_LATER_BYTES;
+
+	/* locked before its columns are resolved */
+	h.tree = QidRelationOpen(PG_GETARG_OID(0), "hierarchy");
+	QidRelationColumn(h.tree, child_column);
+	QidRelationColumn(h.tree, parent_column);
+	QidRelationCheckSelect(h.tree, NULL);
+	h.collation = MergeCollation(&h, TextCollation(h.tree, 0), TextCollation(h.tree, 1),
+								 "child column", child_column, "parent column", parent_column);
+	HierarchyPrepare(&h);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "hierarchy_levels: SPI_connect failed");
+	pushed = QidReadSnapshotPush(h.tree, NULL);
+	initStringInfo(&query);
+	appendStringInfo(&query,
+					 "SELECT qidrisk_h.%s::pg_catalog.text, qidrisk_h.%s::pg_catalog.text FROM %s AS qidrisk_h"
+					 " WHERE qidrisk_h.%s IS NOT NULL OR qidrisk_h.%s IS NOT NULL",
+					 quote_identifier(child_column), quote_identifier(parent_column),
+					 h.tree->qualified, quote_identifier(child_column),
+					 quote_identifier(parent_column));
+	HierarchyScan(&h, query.data, true);
+	if (pushed)
+		PopActiveSnapshot();
+	SPI_finish();
+
+	/* every node climbs, so that a cycle anywhere is found */
+	stack = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h.nnodes, 1));
+	for (int32 node = 0; node < h.nnodes; node++)
+	{
+		if ((node & HIER_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		Climb(&h, node, stack);
+		max_depth = Max(max_depth, h.nodes[node].depth);
+	}
+	pfree(stack);
+	nodehash_destroy(h.table);
+	h.table = NULL;
+
+	EmitLevels(&h, rsinfo, max_depth);
 	return (Datum) 0;
 }
