@@ -1,7 +1,9 @@
 /*
  * hierarchy.c
  *	  hierarchy_generalize: categorical generalization of one column by a
- *	  child -> parent hierarchy table (Lodha & Thomas 2008, Section 4.2).
+ *	  child -> parent hierarchy table (Lodha & Thomas 2008, Section 4.2);
+ *	  hierarchy_levels: such a table's nodes with their ancestors level by
+ *	  level, the layout qid_lattice reads.
  *
  * The column's values and the hierarchy's nodes, compared as text, become
  * one dictionary of nodes, each with its parent and the rows holding it.
@@ -14,6 +16,10 @@
  * the levels tried; the output is sorted by generalization, then value, under
  * the column's collation.  Both tables are read through the relation reader
  * (locked, privileges checked, as the caller, row-level security applying).
+ *
+ * hierarchy_levels reads the hierarchy alone, into the same dictionary:
+ * every node climbs once, then each node's row lists its ancestors up to
+ * the greatest depth, so the work is linear in the rows and in the output.
  */
 #include "postgres.h"
 
@@ -28,6 +34,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -38,6 +45,7 @@
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_hierarchy_generalize);
+PG_FUNCTION_INFO_V1(qidrisk_hierarchy_levels);
 
 /* How often long loops check for cancellation */
 #define HIER_INTERRUPT_MASK 0xFFFF
@@ -50,7 +58,7 @@ PG_FUNCTION_INFO_V1(qidrisk_hierarchy_generalize);
 /* One distinct text (a value of the column or a node of the hierarchy) */
 typedef struct NodeEntry
 {
-	Datum		text;			/* a detoasted copy */
+	Datum		text;			/* a detoasted copy, with a 4-byte header */
 	int32		node;
 	uint32		hash;
 	char		status;
@@ -73,7 +81,7 @@ typedef struct NodeEntry
 /* What is known of a node; one struct, so that a node costs one cache miss */
 typedef struct HierarchyNodeInfo
 {
-	Datum		text;			/* a detoasted copy */
+	Datum		text;			/* a detoasted copy, with a 4-byte header */
 	int64		rows;			/* rows of the table holding the node */
 	int32		parent;			/* or NO_NODE */
 	int32		depth;			/* steps to its top, once climbed */
@@ -81,13 +89,16 @@ typedef struct HierarchyNodeInfo
 
 typedef struct Hierarchy
 {
-	QidRelation *rel;			/* the table, locked, its column resolved */
+	const char *funcname;		/* for messages */
+	QidRelation *rel;			/* the table, locked, its column resolved; or
+								 * NULL (hierarchy_levels) */
 	QidRelation *tree;			/* the hierarchy, locked, child and parent */
 	Oid			collation;		/* under which texts are equal and ordered */
 	QidValueHash hash;
 	nodehash_hash *table;
 	MemoryContext context;		/* the nodes and their texts */
 	Size		budget;
+	Size		later_bytes;	/* per node, of the arrays made after the scans */
 	double		text_bytes;
 	int32		nnodes;
 	int32		capacity;
@@ -101,8 +112,14 @@ typedef struct Hierarchy
  * Bytes per node of the arrays that choose the level and order the output
  * (values, classes, sums, touched, the classes and rows to sort)
  */
-#define LATER_BYTES_PER_NODE (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
-							  sizeof(int64) + sizeof(int32) + sizeof(int32))
+#define GENERALIZE_LATER_BYTES (3 * sizeof(int32) + sizeof(int64) + 2 * sizeof(Datum) + \
+								sizeof(int64) + sizeof(int32) + sizeof(int32))
+
+/*
+ * Bytes per node of what hierarchy_levels makes after the scan (the climbing
+ * stack, one row's ancestors and their alignment in its array)
+ */
+#define LEVELS_LATER_BYTES (sizeof(int32) + sizeof(Datum) + sizeof(int32))
 
 /*
  * Stop with an error naming the setting that bounds the nodes' memory:
@@ -113,15 +130,17 @@ static void
 HierarchyCheckBudget(Hierarchy *h)
 {
 	double		bytes = (double) h->table->size * sizeof(NodeEntry) +
-		(double) h->capacity * (sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE) +
+		(double) h->capacity * (sizeof(HierarchyNodeInfo) + h->later_bytes) +
 		2 * h->text_bytes;
 
 	if (bytes > (double) h->budget)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("hierarchy_generalize: the values and hierarchy nodes exceed qidrisk.max_state_memory"),
-				 errdetail("%d distinct values and nodes take %.0f kB; the budget is %zu kB.",
-						   h->nnodes, bytes / 1024.0, h->budget / 1024),
+				 errmsg("%s: the %s exceed qidrisk.max_state_memory", h->funcname,
+						h->rel ? "values and hierarchy nodes" : "hierarchy nodes"),
+				 errdetail("%d distinct %s take %.0f kB; the budget is %zu kB.",
+						   h->nnodes, h->rel ? "values and nodes" : "nodes",
+						   bytes / 1024.0, h->budget / 1024),
 				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1).")));
 }
 
@@ -143,7 +162,7 @@ ExpectedNodes(Hierarchy *h)
 		ReleaseSysCache(tuple);
 	}
 	rows = Min(rows, (double) h->budget /
-			   (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo) + LATER_BYTES_PER_NODE)));
+			   (4 * (sizeof(NodeEntry) + sizeof(HierarchyNodeInfo) + h->later_bytes)));
 	return (uint32) Max(Min(rows, (double) (PG_INT32_MAX / 2)), 1024);
 }
 
@@ -158,23 +177,26 @@ HierarchyNode(Hierarchy *h, Datum text)
 	entry = nodehash_insert(h->table, PointerGetDatum(detoasted), &found);
 	if (!found)
 	{
-		Size		size = VARSIZE_ANY(detoasted);
+		Size		len = VARSIZE_ANY_EXHDR(detoasted);
+		Size		size = VARHDRSZ + len;
 		int32		node = h->nnodes;
-		char	   *copy;
+		struct varlena *copy;
 
 		if (node == PG_INT32_MAX - 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("hierarchy_generalize handles at most %d distinct values and nodes",
-							PG_INT32_MAX - 1)));
+					 errmsg("%s handles at most %d distinct values and nodes",
+							h->funcname, PG_INT32_MAX - 1)));
 		if (node == h->capacity)
 		{
 			h->capacity = (int32) Min((int64) h->capacity * 2, PG_INT32_MAX - 1);
 			h->nodes = repalloc_huge(h->nodes, sizeof(HierarchyNodeInfo) * h->capacity);
 			HierarchyCheckBudget(h);
 		}
+		/* a 4-byte header, so that arrays take the text as it is */
 		copy = MemoryContextAlloc(h->context, size);
-		memcpy(copy, detoasted, size);
+		SET_VARSIZE(copy, size);
+		memcpy(VARDATA(copy), VARDATA_ANY(detoasted), len);
 		h->text_bytes += size;
 		entry->text = PointerGetDatum(copy);
 		entry->node = node;
@@ -210,6 +232,23 @@ TreeName(Hierarchy *h)
 	return h->tree->qualified;
 }
 
+/*
+ * Make the empty dictionary of nodes, sized from the hierarchy's statistics,
+ * its texts compared under h->collation with a key of its own
+ */
+static void
+HierarchyPrepare(Hierarchy *h)
+{
+	h->context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk hierarchy nodes",
+									   ALLOCSET_DEFAULT_SIZES);
+	h->budget = QidStateMemoryBudget();
+	QidValueHashInit(&h->hash, TEXTOID, h->collation, false, CurrentMemoryContext);
+	h->capacity = ExpectedNodes(h);
+	h->table = nodehash_create(CurrentMemoryContext, h->capacity, &h->hash);
+	h->nodes = MemoryContextAllocHuge(CurrentMemoryContext,
+									  sizeof(HierarchyNodeInfo) * h->capacity);
+}
+
 /* Count one row of the table into its value's node */
 static void
 ValueRow(Hierarchy *h, TupleTableSlot *slot)
@@ -227,16 +266,23 @@ ValueRow(Hierarchy *h, TupleTableSlot *slot)
 	h->nodes[node].rows++;
 }
 
-/* Record one child -> parent row of the hierarchy; a second parent is an error */
+/*
+ * Record one child -> parent row of the hierarchy (a NULL side names only
+ * the other node); a second parent is an error
+ */
 static void
 TreeRow(Hierarchy *h, TupleTableSlot *slot)
 {
-	int32		child;
-	int32		parent;
+	int32		child = NO_NODE;
+	int32		parent = NO_NODE;
 
 	slot_getsomeattrs(slot, 2);
-	child = HierarchyNode(h, slot->tts_values[0]);
-	parent = HierarchyNode(h, slot->tts_values[1]);
+	if (!slot->tts_isnull[0])
+		child = HierarchyNode(h, slot->tts_values[0]);
+	if (!slot->tts_isnull[1])
+		parent = HierarchyNode(h, slot->tts_values[1]);
+	if (child == NO_NODE || parent == NO_NODE)
+		return;
 	if (h->nodes[child].parent == NO_NODE)
 		h->nodes[child].parent = parent;
 	else if (h->nodes[child].parent != parent)
@@ -261,10 +307,10 @@ HierarchyStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 
 	(void) operation;
 	if (typeinfo->natts != ncolumns)
-		elog(ERROR, "hierarchy_generalize: a scan returned %d columns", typeinfo->natts);
+		elog(ERROR, "%s: a scan returned %d columns", h->funcname, typeinfo->natts);
 	for (int i = 0; i < ncolumns; i++)
 		if (TupleDescAttr(typeinfo, i)->atttypid != TEXTOID)
-			elog(ERROR, "hierarchy_generalize: a scan returned a column of type %s",
+			elog(ERROR, "%s: a scan returned a column of type %s", h->funcname,
 				 format_type_be(TupleDescAttr(typeinfo, i)->atttypid));
 }
 
@@ -318,18 +364,28 @@ HierarchyScan(Hierarchy *h, const char *query, bool reading_tree)
 	rc = SPI_execute_extended(query, &options);
 	/* a SELECT into a receiver of type DestNone reports SPI_OK_UTILITY */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
-		elog(ERROR, "hierarchy_generalize: SPI_execute_extended returned %s",
+		elog(ERROR, "%s: SPI_execute_extended returned %s", h->funcname,
 			 SPI_result_code_string(rc));
 	HierarchyCheckBudget(h);
 }
 
+/* The collation of a chosen column's "::text": its own, or the default for a type without one */
+static Oid
+TextCollation(QidRelation *rel, int column)
+{
+	if (get_typcollation(getBaseType(rel->types[column])) != InvalidOid)
+		return rel->collations[column];
+	return DEFAULT_COLLATION_OID;
+}
+
 /*
- * The collation texts are compared under: the column's, or the hierarchy's
- * where the column has the default one; two others are an error, as they
- * would be in SQL
+ * The collation texts are compared under: the first column's, or the
+ * other's where the first has the default one; two others are an error, as
+ * they would be in SQL.  what and other_what say which columns they are.
  */
 static Oid
-MergeCollation(Oid collation, Oid other, const char *column, const char *other_column)
+MergeCollation(Hierarchy *h, Oid collation, Oid other, const char *what, const char *column,
+			   const char *other_what, const char *other_column)
 {
 	if (other == collation || other == DEFAULT_COLLATION_OID || !OidIsValid(other))
 		return collation;
@@ -337,8 +393,8 @@ MergeCollation(Oid collation, Oid other, const char *column, const char *other_c
 		return other;
 	ereport(ERROR,
 			(errcode(ERRCODE_INDETERMINATE_COLLATION),
-			 errmsg("hierarchy_generalize: column \"%s\" and hierarchy column \"%s\" have different collations",
-					column, other_column),
+			 errmsg("%s: %s \"%s\" and %s \"%s\" have different collations",
+					h->funcname, what, column, other_what, other_column),
 			 errdetail("Collations \"%s\" and \"%s\".", get_collation_name(collation),
 					   get_collation_name(other)),
 			 errhint("Give them one collation with COLLATE in a view.")));
@@ -448,6 +504,8 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&h, 0, sizeof(h));
+	h.funcname = "hierarchy_generalize";
+	h.later_bytes = GENERALIZE_LATER_BYTES;
 
 	/* both relations exist and are locked before their columns are resolved */
 	h.rel = QidRelationOpen(PG_GETARG_OID(0), NULL);
@@ -459,23 +517,11 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 	QidRelationCheckSelect(h.tree, NULL);
 
 	/* texts as "::text" makes them; the column's collation, merged as SQL would */
-	h.collation = get_typcollation(getBaseType(h.rel->types[0])) != InvalidOid ?
-		h.rel->collations[0] : DEFAULT_COLLATION_OID;
-	h.collation = MergeCollation(h.collation,
-								 get_typcollation(getBaseType(h.tree->types[0])) != InvalidOid ?
-								 h.tree->collations[0] : DEFAULT_COLLATION_OID,
-								 column, child_column);
-	h.collation = MergeCollation(h.collation,
-								 get_typcollation(getBaseType(h.tree->types[1])) != InvalidOid ?
-								 h.tree->collations[1] : DEFAULT_COLLATION_OID,
-								 column, parent_column);
-	h.context = AllocSetContextCreate(CurrentMemoryContext, "qidrisk hierarchy nodes",
-									  ALLOCSET_DEFAULT_SIZES);
-	h.budget = QidStateMemoryBudget();
-	QidValueHashInit(&h.hash, TEXTOID, h.collation, false, CurrentMemoryContext);
-	h.capacity = ExpectedNodes(&h);
-	h.table = nodehash_create(CurrentMemoryContext, h.capacity, &h.hash);
-	h.nodes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(HierarchyNodeInfo) * h.capacity);
+	h.collation = MergeCollation(&h, TextCollation(h.rel, 0), TextCollation(h.tree, 0),
+								 "column", column, "hierarchy column", child_column);
+	h.collation = MergeCollation(&h, h.collation, TextCollation(h.tree, 1),
+								 "column", column, "hierarchy column", parent_column);
+	HierarchyPrepare(&h);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "hierarchy_generalize: SPI_connect failed");
@@ -640,5 +686,116 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 	}
+	return (Datum) 0;
+}
+
+/*
+ * Emit one row per node: its text and its ancestors 1 .. max_depth steps up,
+ * a top standing for itself above its depth
+ */
+static void
+EmitLevels(Hierarchy *h, ReturnSetInfo *rsinfo, int32 max_depth)
+{
+	Datum	   *ancestors = MemoryContextAllocHuge(CurrentMemoryContext,
+												   sizeof(Datum) * Max(max_depth, 1));
+	MemoryContext row_context = AllocSetContextCreate(CurrentMemoryContext,
+													  "qidrisk hierarchy_levels row",
+													  ALLOCSET_DEFAULT_SIZES);
+
+	for (int32 node = 0; node < h->nnodes; node++)
+	{
+		int32		at = node;
+		Datum		out[2];
+		bool		nulls[2] = {false, false};
+		MemoryContext old;
+
+		/* a row costs up to max_depth steps */
+		CHECK_FOR_INTERRUPTS();
+		for (int32 level = 0; level < max_depth; level++)
+		{
+			if (h->nodes[at].parent != NO_NODE)
+				at = h->nodes[at].parent;
+			ancestors[level] = h->nodes[at].text;
+		}
+		old = MemoryContextSwitchTo(row_context);
+		out[0] = h->nodes[node].text;
+		out[1] = PointerGetDatum(construct_array(ancestors, max_depth, TEXTOID, -1, false,
+												 TYPALIGN_INT));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(row_context);
+	}
+	MemoryContextDelete(row_context);
+	pfree(ancestors);
+}
+
+/*
+ * hierarchy_levels(hierarchy, child_column, parent_column): every node of a
+ * child -> parent table (every child and every parent, as text) with its
+ * ancestors level by level up to the greatest depth.  The table is read
+ * once; every node climbs once, so a chain of any depth costs its length.
+ */
+Datum
+qidrisk_hierarchy_levels(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Hierarchy	h;
+	char	   *child_column;
+	char	   *parent_column;
+	StringInfoData query;
+	bool		pushed;
+	int32	   *stack;
+	int32		max_depth = 0;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("hierarchy_levels needs a hierarchy table and its child and parent columns")));
+	child_column = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	parent_column = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&h, 0, sizeof(h));
+	h.funcname = "hierarchy_levels";
+	h.later_bytes = LEVELS_LATER_BYTES;
+
+	/* locked before its columns are resolved */
+	h.tree = QidRelationOpen(PG_GETARG_OID(0), "hierarchy");
+	QidRelationColumn(h.tree, child_column);
+	QidRelationColumn(h.tree, parent_column);
+	QidRelationCheckSelect(h.tree, NULL);
+	h.collation = MergeCollation(&h, TextCollation(h.tree, 0), TextCollation(h.tree, 1),
+								 "child column", child_column, "parent column", parent_column);
+	HierarchyPrepare(&h);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "hierarchy_levels: SPI_connect failed");
+	pushed = QidReadSnapshotPush(h.tree, NULL);
+	initStringInfo(&query);
+	appendStringInfo(&query,
+					 "SELECT qidrisk_h.%s::pg_catalog.text, qidrisk_h.%s::pg_catalog.text FROM %s AS qidrisk_h"
+					 " WHERE qidrisk_h.%s IS NOT NULL OR qidrisk_h.%s IS NOT NULL",
+					 quote_identifier(child_column), quote_identifier(parent_column),
+					 h.tree->qualified, quote_identifier(child_column),
+					 quote_identifier(parent_column));
+	HierarchyScan(&h, query.data, true);
+	if (pushed)
+		PopActiveSnapshot();
+	SPI_finish();
+
+	/* every node climbs, so that a cycle anywhere is found */
+	stack = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h.nnodes, 1));
+	for (int32 node = 0; node < h.nnodes; node++)
+	{
+		if ((node & HIER_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		Climb(&h, node, stack);
+		max_depth = Max(max_depth, h.nodes[node].depth);
+	}
+	pfree(stack);
+	nodehash_destroy(h.table);
+	h.table = NULL;
+
+	EmitLevels(&h, rsinfo, max_depth);
 	return (Datum) 0;
 }

@@ -13,7 +13,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(42);
+SELECT plan(43);
 
 CREATE TABLE customers (id serial, zip varchar(5), city text, age integer, sex char(1), w float8);
 INSERT INTO customers (zip, city, age, sex, w)
@@ -129,6 +129,7 @@ INSERT INTO statements VALUES
  ($$SELECT * FROM public.column_budgets('public.customers', ARRAY['zip', 'city', 'age'], 1e5, 5)$$),
  ($$SELECT public.distinct_product('public.customers', ARRAY['zip', 'city', 'sex'])$$),
  ($$SELECT * FROM public.hierarchy_generalize('public.customers', 'zip', 'public.zip_tree', max_values => 3)$$),
+ ($$SELECT * FROM public.hierarchy_levels('public.zip_tree', 'child', 'parent')$$),
  ($$SELECT qidrisk_internal.qidrisk_complete_filter('public.customers', ARRAY['zip', 'city', 'age'])$$);
 
 -- the clean answers first, then the hostile runs
