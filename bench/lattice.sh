@@ -146,7 +146,7 @@ EOF
 \\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 \\echo MARK D
 \\timing on
-SELECT node, rows_suppressed, final_k, final_l FROM qid_anonymize_into('adult', $QID, $H, 'adult_release', 5, 0.02, 'income', 2);
+SELECT node, rows_suppressed, k_anonymity, l_diversity FROM qid_anonymize_into('adult', $QID, $H, 'adult_release', 5, 0.02, 'income', 2);
 \\timing off
 \\! awk '{ print "CPU", (\$14 + \$15) / 100 }' /proc/\$BENCH_PID/stat
 DROP TABLE adult_release;

@@ -79,12 +79,12 @@ ALTER TABLE adult ADD COLUMN id integer GENERATED ALWAYS AS IDENTITY;
 VACUUM ANALYZE adult;
 SELECT 'version', extversion, version() FROM pg_extension WHERE extname = 'qidrisk';
 SELECT 'risk', risk, u, n_p, n_u, xi, beta, fit_method FROM qar_risk('adult', $ARR, 3, 0.01, 0.05);
-SELECT 'top', key, u_plus, unique_subsets FROM qar_record_scores('adult', $ARR, 3, 'id')
-ORDER BY u_plus DESC, key::integer LIMIT 10;
-SELECT 'greedy', step, key, u_plus, risk_after FROM qar_greedy_removal('adult', $ARR, 3, 'id', 1000)
+SELECT 'top', row_key, u_plus, unique_subsets FROM qar_record_scores('adult', $ARR, 3, 'id')
+ORDER BY u_plus DESC, row_key::integer LIMIT 10;
+SELECT 'greedy', step, row_key, u_plus, risk_after FROM qar_greedy_removal('adult', $ARR, 3, 'id', 1000)
 WHERE step IN (0, 1, 2, 3, 4, 5, 10, 100, 500, 1000);
-SELECT 'contrib_top', key, contribution FROM qar_record_contributions('adult', $ARR, 3, 'id', 0.01, 0.05, 40000)
-ORDER BY contribution DESC, key::integer LIMIT 5;
+SELECT 'contrib_top', row_key, contribution FROM qar_record_contributions('adult', $ARR, 3, 'id', 0.01, 0.05, 40000)
+ORDER BY contribution DESC, row_key::integer LIMIT 5;
 \timing on
 \echo MARK D 1
 CREATE TEMP TABLE uplus_sql AS $UPLUS_INNER;
@@ -92,7 +92,7 @@ CREATE TEMP TABLE uplus_sql AS $UPLUS_INNER;
 SELECT 'D', count(*), sum(w) FROM uplus_sql;
 -- U+ per row against plain SQL
 SELECT 'check_uplus', count(*) FILTER (WHERE abs(q.u_plus - coalesce(r.w, 0)) > 1e-9)
-FROM qar_record_scores('adult', $ARR, 3, 'id') q LEFT JOIN uplus_sql r ON r.id = q.key::integer;
+FROM qar_record_scores('adult', $ARR, 3, 'id') q LEFT JOIN uplus_sql r ON r.id = q.row_key::integer;
 \timing on
 SQL
 	for run in $(seq 0 "$RUNS"); do
@@ -107,7 +107,7 @@ SQL
 		echo "\\echo MARK E $run"
 		echo "SELECT 'E', risk, u, n_u, xi, beta FROM qar_risk('adult', $ARR, 3, 0.01, 0.05);"
 		echo "\\echo MARK F $run"
-		echo "SELECT 'F', count(*), string_agg(key, ',' ORDER BY step), min(risk_after) FROM qar_greedy_removal('adult', $ARR, 3, 'id', 1000);"
+		echo "SELECT 'F', count(*), string_agg(row_key, ',' ORDER BY step), min(risk_after) FROM qar_greedy_removal('adult', $ARR, 3, 'id', 1000);"
 		if [ "$run" -le 2 ]; then
 			echo "\\echo MARK H $run"
 			echo "SELECT 'H', count(*), sum(entropy) FROM qar_record_entropy('adult', $ARR, 3, 'id', 40000);"
@@ -120,7 +120,7 @@ SQL
 			echo "\\timing on"
 			for step in $(seq 1 "$NAIVE"); do
 				echo "\\echo MARK G $run"
-				echo "WITH top AS (SELECT key FROM qar_record_scores('naive_copy', $ARR, 3, 'id') ORDER BY u_plus DESC, key::integer LIMIT 1) DELETE FROM naive_copy WHERE id = (SELECT key::integer FROM top) RETURNING 'G', id;"
+				echo "WITH top AS (SELECT row_key FROM qar_record_scores('naive_copy', $ARR, 3, 'id') ORDER BY u_plus DESC, row_key::integer LIMIT 1) DELETE FROM naive_copy WHERE id = (SELECT row_key::integer FROM top) RETURNING 'G', id;"
 			done
 		fi
 	done

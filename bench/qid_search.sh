@@ -131,7 +131,7 @@ EOF
 \\echo MARK END
 SELECT 'CHECK big ' || count(*) || ' subsets, ' || count(*) FILTER (WHERE s.singletons IS DISTINCT FROM b.singletons) || ' differ'
 FROM big_loop b LEFT JOIN qid_search('bench_qid_1e6', ARRAY[$BIG_COLS]) s ON s.columns = b.cols;
-SELECT 'FIG big_best ' || array_to_string(columns, ',') || ' ' || singletons FROM qid_search('bench_qid_1e6', ARRAY[$BIG_COLS], summary => true) WHERE is_best;
+SELECT 'FIG big_best ' || array_to_string(columns, ',') || ' ' || singletons FROM qid_search('bench_qid_1e6', ARRAY[$BIG_COLS], summary => true) WHERE best;
 DROP TABLE bench_qid_1e6, bench_qid_adult;
 EOF
 } | psql -d "$DB" -X -At 2>&1 | tee "$LOG" | grep -E '^(MARK|CHECK|FIG)' || true

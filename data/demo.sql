@@ -59,7 +59,7 @@ SELECT k AS "people", to_char(100 * birthday_uniqueness_exact(k, ARRAY[age::text
 FROM generate_series(10, 30, 10) k, adult, (SELECT class_count(age, sex)::float8 AS n FROM adult) c
 GROUP BY k, n ORDER BY k;
 SELECT round(kl_uniform(ARRAY[age::text, sex])::numeric, 3) AS "heterogeneity kappa of (age, sex)",
-	birthday_max_k_exact(0.5, ARRAY[age::text, sex]) AS "largest group unique with probability >= 50 %"
+	birthday_max_group_size_exact(0.5, ARRAY[age::text, sex]) AS "largest group unique with probability >= 50 %"
 FROM adult;
 
 \echo 'Which column combinations are dangerous? qid_search over every set of up to 3 of the ten public columns'
@@ -81,7 +81,7 @@ SELECT name AS "generalization",
 	CASE WHEN name = 'none' THEN '' WHEN local THEN 'singletons only' ELSE 'every row' END AS "rows touched",
 	k_anonymity AS "k before suppression", rows_below_k AS "rows in classes < 5", rows_modified AS "rows modified",
 	values_changed AS "values changed", CASE WHEN meets_target THEN 'yes' ELSE 'no' END AS "meets target",
-	CASE WHEN is_best THEN '<- best' ELSE '' END AS " "
+	CASE WHEN best THEN '<- best' ELSE '' END AS " "
 FROM qid_generalize('adult', ARRAY['age', 'sex', 'race', 'native_country'], '[
 	{"name": "age in ranges of >= 500 people", "columns": {"age": {"range": 500}}},
 	{"name": "age in ranges of >= 500 people", "local": true, "columns": {"age": {"range": 500}}},
@@ -104,7 +104,7 @@ CREATE TEMP TABLE h AS SELECT '{"age": "adult_hierarchy_age", "workclass": "adul
 SELECT count(*) AS "nodes", count(*) FILTER (WHERE anonymous) AS "reach the target",
 	count(*) FILTER (WHERE minimal) AS "minimal", count(*) FILTER (WHERE evaluated) AS "evaluated",
 	(array_agg(levels::text) FILTER (WHERE best))[1] AS "best node (discernibility)",
-	(array_agg(suppressed_rows) FILTER (WHERE best))[1] AS "rows suppressed"
+	(array_agg(rows_suppressed) FILTER (WHERE best))[1] AS "rows suppressed"
 FROM h, qid_lattice('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
 	h.h, 5, 0.02, 'income', 2);
 
@@ -112,7 +112,7 @@ FROM h, qid_lattice('adult', '{age,workclass,education,marital_status,occupation
 \echo
 SELECT node AS "node", rows_released AS "rows released", rows_suppressed AS "rows suppressed",
 	to_char(100.0 * rows_suppressed / (rows_released + rows_suppressed), 'FM990.00') || ' %' AS "suppressed",
-	final_k AS "k", final_l AS "l"
+	k_anonymity AS "k", l_diversity AS "l"
 FROM h, qid_anonymize_into('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
 	h.h, 'adult_release', 5, 0.02, 'income', 2);
 SELECT k_anonymity(age, workclass, education, marital_status, occupation, race, sex, native_country) AS "k level",

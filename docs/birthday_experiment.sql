@@ -28,8 +28,8 @@ SELECT municipality,
 	birthday_uniqueness(29, 95, kl_uniform(age, people, 95)) AS koot,
 	birthday_uniqueness_approx(29, 95, kl_uniform(age, people, 95)) AS koot_closed_form,
 	birthday_uniqueness(29, 95) AS uniform,
-	birthday_max_k_exact(0.01, age, people) AS max_k_exact,
-	birthday_max_k(0.01, 95, kl_uniform(age, people, 95)) AS max_k_koot
+	birthday_max_group_size_exact(0.01, age, people) AS max_k_exact,
+	birthday_max_group_size(0.01, 95, kl_uniform(age, people, 95)) AS max_k_koot
 FROM municipality_ages
 GROUP BY municipality
 ORDER BY kappa;

@@ -1538,7 +1538,7 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
 }
 
 /*
- * kmap_count(release, population, qid, population_weight, population_qid):
+ * kmap_count(release, population, qid, population_weight_column, population_qid):
  * one row per class of the release with its size and its population count.
  */
 Datum

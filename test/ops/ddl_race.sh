@@ -45,14 +45,14 @@ CREATE TABLE rt AS SELECT * FROM rt_master;
 CREATE TABLE calls (id serial, label text, stmt text, want text);
 INSERT INTO calls (label, stmt) VALUES
  ('qar_thetas', $$SELECT string_agg(classes || '/' || singletons, ',' ORDER BY ord) FROM qar_thetas('rt', ARRAY['c', 'a', 'b'], 2) WITH ORDINALITY AS t(c, th, classes, singletons, ord)$$),
- ('qar_record_scores', $$SELECT string_agg(round(u_plus::numeric, 9)::text, ',' ORDER BY key::int) FROM qar_record_scores('rt', ARRAY['c', 'a', 'b'], 2, 'id')$$),
- ('qar_greedy_removal', $$SELECT string_agg(key, ',' ORDER BY step) FROM qar_greedy_removal('rt', ARRAY['c', 'a'], 2, 'id', 3)$$),
+ ('qar_record_scores', $$SELECT string_agg(round(u_plus::numeric, 9)::text, ',' ORDER BY row_key::int) FROM qar_record_scores('rt', ARRAY['c', 'a', 'b'], 2, 'id')$$),
+ ('qar_greedy_removal', $$SELECT string_agg(row_key, ',' ORDER BY step) FROM qar_greedy_removal('rt', ARRAY['c', 'a'], 2, 'id', 3)$$),
  ('kmap_count', $$SELECT string_agg(release_rows || ':' || population_rows, ',' ORDER BY release_rows, population_rows) FROM kmap_count('rt', 'rt', ARRAY['c', 'a'])$$),
  ('kmap_count population', $$SELECT string_agg(release_rows || ':' || population_rows, ',' ORDER BY release_rows, population_rows) FROM kmap_count('rt_master', 'rt', ARRAY['e', 'a'], 'w', ARRAY['e', 'a'])$$),
  ('kmap_row_counts', $$SELECT string_agg(release_rows || ':' || population_rows, ',' ORDER BY release_row ->> 'id', release_rows) FROM kmap_row_counts('rt', 'rt', ARRAY['c', 'b'])$$),
  ('qid_search', $$SELECT string_agg(array_to_string(columns, '+') || '=' || singletons || '/' || classes, ',' ORDER BY array_to_string(columns, '+')) FROM qid_search('rt', ARRAY['c', 'a', 'b'])$$),
- ('qid_search drop_incomplete', $$SELECT string_agg(singletons || '/' || rows_dropped, ',' ORDER BY array_to_string(columns, '+')) FROM qid_search('rt', ARRAY['c', 'b'], drop_incomplete => true)$$),
- ('weighted_risk_summary', $$SELECT row(sample_rows, classes, sample_uniques, estimated_population, round(expected_reidentifications::numeric, 9))::text FROM weighted_risk_summary('rt', ARRAY['c', 'a'], 'w')$$),
+ ('qid_search drop_incomplete', $$SELECT string_agg(singletons || '/' || rows_removed, ',' ORDER BY array_to_string(columns, '+')) FROM qid_search('rt', ARRAY['c', 'b'], drop_incomplete => true)$$),
+ ('weighted_risk_summary', $$SELECT row(rows, classes, singletons, estimated_population, round(expected_reidentifications::numeric, 9))::text FROM weighted_risk_summary('rt', ARRAY['c', 'a'], 'w')$$),
  ('qid_check', $$SELECT string_agg(rule || '=' || round(measured::numeric, 9), ',' ORDER BY rule) FROM qid_check('rt', ARRAY['c', 'b'], '{"min_k": 1, "max_singleton_share": 1}')$$),
  ('column_distinct_counts', $$SELECT string_agg(column_name || '=' || distinct_values, ',') FROM column_distinct_counts('rt', ARRAY['c', 'a'])$$),
  ('qid_generalize', $$SELECT string_agg(name || '=' || singletons || '/' || rows_modified, ',' ORDER BY name) FROM qid_generalize('rt', ARRAY['c', 'a'], '{"name": "x", "columns": {"a": {"constant": "*"}}}')$$);

@@ -110,8 +110,8 @@ BEGIN
 		SELECT count(*) AS n, count(DISTINCT coalesce(s::text, '~null')) AS d FROM %I GROUP BY a, b, c) g$q$,
 		'rl_' || name) INTO gk, gl;
 	RETURN NEXT CASE WHEN gk >= k AND gl >= l THEN 'ok' ELSE tag || format('release classes k = %s, l = %s', gk, gl) END;
-	RETURN NEXT CASE WHEN gk = loc.final_k AND (l = 1 OR gl = loc.final_l) THEN 'ok'
-		ELSE tag || format('reported k = %s, l = %s, GROUP BY k = %s, l = %s', loc.final_k, loc.final_l, gk, gl) END;
+	RETURN NEXT CASE WHEN gk = loc.k_anonymity AND (l = 1 OR gl = loc.l_diversity) THEN 'ok'
+		ELSE tag || format('reported k = %s, l = %s, GROUP BY k = %s, l = %s', loc.k_anonymity, loc.l_diversity, gk, gl) END;
 	EXECUTE format('SELECT md5(string_agg(t::text, '','' ORDER BY t::text)) FROM %I t', 't_' || name) INTO after;
 	RETURN NEXT CASE WHEN after = before THEN 'ok' ELSE tag || 'the source changed' END;
 
@@ -150,8 +150,8 @@ BEGIN
 		ELSE tag || format('%s kept rows missing, %s rows that generalize no source row', kept_missing, foreign_rows) END;
 	-- star: every row released, the same rows recoded
 	RETURN NEXT CASE WHEN star.rows_released = nrows AND star.rows_recoded = loc.rows_recoded
-					  AND star.final_k >= k THEN 'ok'
-		ELSE tag || format('star: %s released, %s recoded, k = %s', star.rows_released, star.rows_recoded, star.final_k) END;
+					  AND star.k_anonymity >= k THEN 'ok'
+		ELSE tag || format('star: %s released, %s recoded, k = %s', star.rows_released, star.rows_recoded, star.k_anonymity) END;
 	-- recoded rows, row by row: release rows that are not the node's
 	-- generalization of their source row, and release rows suppression left out
 	EXECUTE format($q$

@@ -1,4 +1,4 @@
--- birthday_uniqueness_exact and birthday_max_k_exact where the probability
+-- birthday_uniqueness_exact and birthday_max_group_size_exact where the probability
 -- is far below 1e-75 but above 1e-300: the intermediate products of the
 -- recurrence used to underflow.  References computed outside qidrisk by
 -- test/reference/birthday_exact.py with mpmath (uniform: the product
@@ -31,9 +31,9 @@ SELECT ok(pg_temp.close(birthday_uniqueness_exact(3000, v), 3.2190195878252008e-
 FROM uniform_10000;
 SELECT ok(pg_temp.close(birthday_uniqueness_exact(3000, v, 2.5), 3.2190195878252008e-219), 'uniform 10,000, weighted form: k = 3000')
 FROM uniform_10000;
-SELECT is(birthday_max_k_exact(1e-100, v), birthday_max_k(1e-100, 10000), 'birthday_max_k_exact(1e-100) = birthday_max_k(1e-100, 10000) (was 2011)')
+SELECT is(birthday_max_group_size_exact(1e-100, v), birthday_max_group_size(1e-100, 10000), 'birthday_max_group_size_exact(1e-100) = birthday_max_group_size(1e-100, 10000) (was 2011)')
 FROM uniform_10000;
-SELECT is(birthday_max_k(1e-100, 10000), 2068::bigint, 'birthday_max_k(1e-100, 10000) = 2068');
+SELECT is(birthday_max_group_size(1e-100, 10000), 2068::bigint, 'birthday_max_group_size(1e-100, 10000) = 2068');
 
 SELECT ok(pg_temp.close(birthday_uniqueness_exact(200, v, w), 0.0002093588286880485), 'weights 1 + i % 7 over 3,000 values: k = 200')
 FROM weighted_3000;
@@ -53,8 +53,8 @@ SELECT ok(pg_temp.close(birthday_uniqueness_exact(30, i, CASE WHEN i <= 20 THEN 
 FROM generate_series(1, 100) i;
 -- the largest k whose probability is at least 1e-100 lies between 900 and 1200
 SELECT ok(birthday_uniqueness_exact(k, v, w) >= 1e-100 AND birthday_uniqueness_exact(k + 1, v, w) < 1e-100,
-		  'weighted: birthday_max_k_exact(1e-100) is the boundary')
-FROM weighted_3000, (SELECT birthday_max_k_exact(1e-100, v, w) AS k FROM weighted_3000) m
+		  'weighted: birthday_max_group_size_exact(1e-100) is the boundary')
+FROM weighted_3000, (SELECT birthday_max_group_size_exact(1e-100, v, w) AS k FROM weighted_3000) m
 GROUP BY k;
 
 SELECT * FROM finish();

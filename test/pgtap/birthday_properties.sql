@@ -110,16 +110,16 @@ FROM (SELECT p, lag(p) OVER (PARTITION BY form ORDER BY k) AS prev
 
 -- the inverse: P(k) >= target > P(k + 1)
 SELECT ok(birthday_uniqueness(k, n) >= target AND birthday_uniqueness(k + 1, n) < target,
-		  format('birthday_max_k(%s, %s) = %s brackets the target', target, n, k))
+		  format('birthday_max_group_size(%s, %s) = %s brackets the target', target, n, k))
 FROM (VALUES (0.5, 365.0), (0.01, 95.0), (0.99, 1e9), (1e-6, 1e5)) v(target, n),
-	LATERAL (SELECT birthday_max_k(v.target, v.n) AS k) s;
-SELECT ok(e.p_k >= 0.05 AND e.p_next < 0.05, format('birthday_max_k_exact(0.05) = %s brackets the target', e.k))
-FROM (SELECT birthday_max_k_exact(0.05, age, weight) AS k FROM ages) m,
+	LATERAL (SELECT birthday_max_group_size(v.target, v.n) AS k) s;
+SELECT ok(e.p_k >= 0.05 AND e.p_next < 0.05, format('birthday_max_group_size_exact(0.05) = %s brackets the target', e.k))
+FROM (SELECT birthday_max_group_size_exact(0.05, age, weight) AS k FROM ages) m,
 	LATERAL (SELECT birthday_uniqueness_exact(m.k, age, weight) AS p_k,
 					birthday_uniqueness_exact(m.k + 1, age, weight) AS p_next, m.k FROM ages) e;
-SELECT ok(birthday_max_k(0.05, 95, kl) <= birthday_max_k(0.05, 95), 'heterogeneity lowers the largest safe group')
+SELECT ok(birthday_max_group_size(0.05, 95, kl) <= birthday_max_group_size(0.05, 95), 'heterogeneity lowers the largest safe group')
 FROM (SELECT kl_uniform(age, weight, 95) AS kl FROM ages) s;
-SELECT is(birthday_max_k_exact(0.05, age), birthday_max_k(0.05, 95), 'uniform raw rows: exact and closed-form inverses agree')
+SELECT is(birthday_max_group_size_exact(0.05, age), birthday_max_group_size(0.05, 95), 'uniform raw rows: exact and closed-form inverses agree')
 FROM generate_series(1, 950) i, LATERAL (SELECT i % 95 AS age) a;
 
 SELECT * FROM finish();

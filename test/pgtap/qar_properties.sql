@@ -247,8 +247,8 @@ FROM (VALUES ('qr1', 40), ('qr2', 300), ('qr3', 1500)) t(rel, n);
 
 SELECT is(
 	(SELECT count(*) FROM qar_record_scores(t.rel::regclass, ARRAY['a','b','c','d','e','f','g','h'], t.p, 'id') s
-		FULL JOIN pg_temp.ref_uplus(t.rel, ARRAY['a','b','c','d','e','f','g','h'], t.p) r ON r.id = s.key::integer
-		WHERE s.key IS NULL OR r.id IS NULL OR abs(s.u_plus - r.u_plus) > 1e-12 OR s.unique_subsets <> r.uniq),
+		FULL JOIN pg_temp.ref_uplus(t.rel, ARRAY['a','b','c','d','e','f','g','h'], t.p) r ON r.id = s.row_key::integer
+		WHERE s.row_key IS NULL OR r.id IS NULL OR abs(s.u_plus - r.u_plus) > 1e-12 OR s.unique_subsets <> r.uniq),
 	0::bigint,
 	format('U+ = brute force over every row (%s, p = %s)', t.rel, t.p))
 FROM (VALUES ('qr1', 2), ('qr1', 3), ('qr2', 3), ('qr2', 5), ('qr3', 3)) t(rel, p);
@@ -291,7 +291,7 @@ BEGIN
 		EXECUTE format('CREATE TEMP TABLE qar_copy AS SELECT * FROM %I WHERE id <> %s', rel, i);
 		w := pg_temp.risk_or_null('qar_copy', p);
 		SELECT * INTO r FROM qar_record_contributions(rel::regclass, ARRAY['a','b','c','d','e','f','g','h'], p, 'id', 0.01, 0.2)
-		WHERE key = i::text;
+		WHERE row_key = i::text;
 		DROP TABLE qar_copy;
 		IF r.risk_without IS DISTINCT FROM w OR r.contribution IS DISTINCT FROM full_risk - w THEN
 			RAISE WARNING 'row %: % % vs % %', i, r.risk_without, r.contribution, w, full_risk - w;
@@ -303,8 +303,8 @@ END $$;
 SELECT ok(pg_temp.check_contributions('qr1', 3, ARRAY(SELECT generate_series(1, 40))),
 	'exact contributions = qar_risk without the row, every row of qr1');
 SELECT ok(pg_temp.check_contributions('qr2', 3,
-		ARRAY(SELECT key::integer FROM qar_record_scores('qr2', ARRAY['a','b','c','d','e','f','g','h'], 3, 'id')
-			ORDER BY u_plus DESC, key::integer LIMIT 6) || ARRAY[1, 2, 3]),
+		ARRAY(SELECT row_key::integer FROM qar_record_scores('qr2', ARRAY['a','b','c','d','e','f','g','h'], 3, 'id')
+			ORDER BY u_plus DESC, row_key::integer LIMIT 6) || ARRAY[1, 2, 3]),
 	'exact contributions = qar_risk without the row, top U+ rows and others of qr2');
 
 -- == Greedy removal: each step's row is the top U+ of the table without the previous rows ==
@@ -321,12 +321,12 @@ BEGIN
 	LOOP
 		IF g.step > 0 THEN
 			SELECT * INTO top FROM qar_record_scores('greedy_copy', ARRAY['a','b','c','d','e','f','g','h'], p, 'id')
-			ORDER BY u_plus DESC, key::integer LIMIT 1;
-			IF top.key IS DISTINCT FROM g.key OR top.u_plus IS DISTINCT FROM g.u_plus THEN
-				RAISE WARNING 'step %: % % vs % %', g.step, g.key, g.u_plus, top.key, top.u_plus;
+			ORDER BY u_plus DESC, row_key::integer LIMIT 1;
+			IF top.row_key IS DISTINCT FROM g.row_key OR top.u_plus IS DISTINCT FROM g.u_plus THEN
+				RAISE WARNING 'step %: % % vs % %', g.step, g.row_key, g.u_plus, top.row_key, top.u_plus;
 				RETURN false;
 			END IF;
-			DELETE FROM greedy_copy WHERE id = g.key::integer;
+			DELETE FROM greedy_copy WHERE id = g.row_key::integer;
 		END IF;
 		expect := pg_temp.risk_or_null('greedy_copy', p);
 		IF abs(g.risk_after - expect) > 1e-12 OR (g.risk_after IS NULL) <> (expect IS NULL) THEN
@@ -376,8 +376,8 @@ END $$;
 -- p <= 3 counts dominance by divide and conquer, p > 3 by pairs: both against the self-join
 SELECT is(
 	(SELECT count(*) FROM qar_record_entropy(t.rel::regclass, ARRAY['a','b','c','d','e'], t.p, 'id') s
-		FULL JOIN pg_temp.ref_entropy(t.rel, ARRAY['a','b','c','d','e'], t.p) r ON r.id = s.key::integer
-		WHERE s.key IS NULL OR r.id IS NULL OR abs(s.entropy - r.entropy) > 1e-12),
+		FULL JOIN pg_temp.ref_entropy(t.rel, ARRAY['a','b','c','d','e'], t.p) r ON r.id = s.row_key::integer
+		WHERE s.row_key IS NULL OR r.id IS NULL OR abs(s.entropy - r.entropy) > 1e-12),
 	0::bigint, format('record entropy = SQL reference (%s, p = %s)', t.rel, t.p))
 FROM (VALUES ('qe', 1), ('qe', 2), ('qe', 3), ('qe', 4), ('qe2', 2), ('qe2', 3), ('qe2', 4)) t(rel, p);
 SELECT ok((SELECT max(entropy) > 0 FROM qar_record_entropy('qe', ARRAY['a','b','c','d','e'], 2, 'id')),
@@ -393,13 +393,13 @@ CREATE TABLE qr_even AS SELECT * FROM qr2 WHERE id % 2 = 0;
 CREATE TABLE qr_secret AS SELECT * FROM qr2;
 CREATE TEMP TABLE rls_expect AS
 SELECT (SELECT array_agg(row(q.*)::text) FROM qar_thetas('qr_even', ARRAY['a','b','c','d','e','f','g','h'], 3) q) AS thetas,
-	(SELECT array_agg(row(s.*)::text ORDER BY key) FROM qar_record_scores('qr_even', ARRAY['a','b','c','d','e','f','g','h'], 3, 'id') s) AS scores,
+	(SELECT array_agg(row(s.*)::text ORDER BY row_key) FROM qar_record_scores('qr_even', ARRAY['a','b','c','d','e','f','g','h'], 3, 'id') s) AS scores,
 	(SELECT risk FROM qar_risk('qr_even', ARRAY['a','b','c','d','e','f','g','h'], 3, 0.01, 0.2)) AS risk;
 GRANT SELECT ON rls_expect TO qar_reader;
 SET ROLE qar_reader;
 SELECT is((SELECT array_agg(row(q.*)::text) FROM qar_thetas('qr_rls', ARRAY['a','b','c','d','e','f','g','h'], 3) q),
 	(SELECT thetas FROM rls_expect), 'RLS: thetas of the visible rows only');
-SELECT is((SELECT array_agg(row(s.*)::text ORDER BY key) FROM qar_record_scores('qr_rls', ARRAY['a','b','c','d','e','f','g','h'], 3, 'id') s),
+SELECT is((SELECT array_agg(row(s.*)::text ORDER BY row_key) FROM qar_record_scores('qr_rls', ARRAY['a','b','c','d','e','f','g','h'], 3, 'id') s),
 	(SELECT scores FROM rls_expect), 'RLS: U+ of the visible rows only');
 SELECT is((SELECT risk FROM qar_risk('qr_rls', ARRAY['a','b','c','d','e','f','g','h'], 3, 0.01, 0.2)),
 	(SELECT risk FROM rls_expect), 'RLS: risk of the visible rows only');

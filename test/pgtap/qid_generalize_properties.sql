@@ -1,12 +1,13 @@
 -- Property tests of the generalization what-ifs (qid_generalize) and the
 -- writer (qid_generalize_into): every figure (singletons, rows modified,
--- values changed, classes, k reached, rows below k) against plain SQL (GROUP
--- BY ... HAVING count(*) = 1, local singletons found by a join on that GROUP
--- BY), on random tables of three seeds with NULLs and ties; the ranking by the
--- caller's target and cost against the same rule in SQL, and on a table where
--- the best is not the what-if with fewest singletons; a range holding one
--- value modifies nothing; a constructed table where local recoding removes
--- every singleton while modifying only them; bad input.
+-- values changed, classes, k reached, rows below k; the release's rows and k)
+-- against plain SQL (GROUP BY ... HAVING count(*) = 1, local singletons found
+-- by a join on that GROUP BY), on random tables of three seeds with NULLs
+-- and ties; the ranking by the caller's target and cost against the same rule
+-- in SQL, and on a table where the best is not the what-if with fewest
+-- singletons; a range holding one value modifies nothing; a constructed table
+-- where local recoding removes every singleton while modifying only them; bad
+-- input.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
@@ -14,7 +15,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(3 * 8 + 2 + 3 * 2 + 10 + 5 + 14 + 7);
+SELECT plan(3 * 8 + 2 + 2 + 3 * 2 + 10 + 5 + 14 + 7);
 
 -- municipalities 0..39 in provinces 0..7
 CREATE TABLE province_of ("from" text, "to" text);
@@ -161,6 +162,19 @@ SELECT is(pg_temp.ours('{"local": true, "columns": {"municipality": {"map": "pro
 					  (SELECT coalesce(sum(n), 0) FROM (SELECT count(*) n FROM g GROUP BY year, sex, municipality HAVING count(*) < 3) x),
 					  (SELECT count(*) FROM g WHERE modified))::text),
 		  'drop_incomplete: local recoding over the complete rows');
+-- qid_generalize_into reports the release it wrote: its rows, those modified,
+-- those removed as incomplete, as qid_generalize measures the what-if, and
+-- its k, measured on the written table
+CREATE TEMP TABLE r_into AS SELECT * FROM qid_generalize_into('r', ARRAY['year', 'sex', 'municipality'],
+	'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', 'r_released', true);
+SELECT is((SELECT ROW(rows_released, rows_modified, rows_removed, k_anonymity)::text FROM r_into),
+		  (SELECT ROW(q.rows, q.rows_modified, q.rows_removed, q.k_anonymity)::text
+		   FROM qid_generalize('r', ARRAY['year', 'sex', 'municipality'],
+				'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', true) q WHERE q.name <> 'none'),
+		  'qid_generalize_into: rows released, modified and removed and k as qid_generalize measures them');
+SELECT is((SELECT ROW(rows_released, k_anonymity)::text FROM r_into),
+		  (SELECT ROW(sum(n), min(n))::text FROM (SELECT count(*) n FROM r_released GROUP BY year, sex, municipality) x),
+		  'qid_generalize_into: the rows and the smallest class of the written table');
 -- The ranking: what-ifs that meet the target (at most floor(max_suppressed *
 -- rows) rows in classes below k) first, by cost, then rows below k, then the
 -- list's order; the others after them, by rows below k, cost, order; 'none'
@@ -182,17 +196,17 @@ BEGIN
 	CREATE TEMP TABLE q ON COMMIT DROP AS
 	SELECT g.* FROM qid_generalize('r', ARRAY['year', 'sex', 'municipality'], list, false, k, max_suppressed, cost)
 		WITH ORDINALITY g(name, local, singletons, singleton_share, rows_modified, rows_removed, classes, rows,
-						  is_best, k_anonymity, rows_below_k, values_changed, meets_target, o);
+						  best, k_anonymity, rows_below_k, values_changed, meets_target, o);
 	RETURN NEXT is((SELECT array_agg(name ORDER BY o) FROM q),
 		(SELECT array_agg(name ORDER BY name = 'none', NOT m, CASE WHEN m THEN c END, rows_below_k, c,
 						  array_position(ARRAY['S', 'S_loc', 'M', 'M_loc', 'Y_ran', 'Y_loc', 'SM_loc', 'SY'], name))
 		 FROM (SELECT q.*, rows_below_k <= floor(max_suppressed * rows) AS m,
 					  CASE cost WHEN 'rows_modified' THEN rows_modified ELSE values_changed END AS c FROM q) x),
 		label || ': the order');
-	RETURN NEXT is((SELECT array_agg(ROW(name, meets_target, is_best)::text ORDER BY o) FROM q),
+	RETURN NEXT is((SELECT array_agg(ROW(name, meets_target, best)::text ORDER BY o) FROM q),
 		(SELECT array_agg(ROW(name, rows_below_k <= floor(max_suppressed * rows),
 							  o = 1 AND name <> 'none' AND rows_below_k <= floor(max_suppressed * rows))::text ORDER BY o) FROM q),
-		label || ': meets_target and is_best');
+		label || ': meets_target and best');
 	DROP TABLE q;
 END
 $$;
@@ -209,13 +223,13 @@ CREATE FUNCTION pg_temp.ranked(k integer, max_suppressed float8, cost text) RETU
 LANGUAGE sql AS $$
 	SELECT string_agg(format('%s:%s/%s/%s/%s%s', name, rows_below_k, rows_modified, values_changed,
 							 CASE WHEN meets_target THEN 'meets' ELSE 'misses' END,
-							 CASE WHEN is_best THEN '/best' ELSE '' END), ' ' ORDER BY o)
+							 CASE WHEN best THEN '/best' ELSE '' END), ' ' ORDER BY o)
 	FROM qid_generalize('t', ARRAY['a', 'b'], '[
 		{"name": "A", "columns": {"a": {"constant": "*"}}},
 		{"name": "B", "columns": {"b": {"constant": "*"}}},
 		{"name": "B_loc", "local": true, "columns": {"b": {"constant": "*"}}},
 		{"name": "AB_loc", "local": true, "columns": {"a": {"constant": "*"}, "b": {"constant": "*"}}}]',
-		false, k, max_suppressed, cost) WITH ORDINALITY g(name, l, s, sh, rows_modified, rr, c, n, is_best, ka,
+		false, k, max_suppressed, cost) WITH ORDINALITY g(name, l, s, sh, rows_modified, rr, c, n, best, ka,
 														  rows_below_k, values_changed, meets_target, o)
 $$;
 SELECT is(pg_temp.ranked(2, 0.2, 'values_changed'),
@@ -233,7 +247,7 @@ SELECT is(pg_temp.ranked(3, 0, 'rows_modified'),
 SELECT is((SELECT ROW(k_anonymity, rows_below_k)::text FROM qid_generalize('t', ARRAY['a', 'b'],
 			'{"name": "A", "columns": {"a": {"constant": "*"}}}', k => 3) WHERE name = 'A'),
 		  '(2,2)', 'k reached and rows below k');
-SELECT is((SELECT ROW(k_anonymity, rows_below_k, meets_target, is_best)::text FROM qid_generalize('t', ARRAY['a', 'b'],
+SELECT is((SELECT ROW(k_anonymity, rows_below_k, meets_target, best)::text FROM qid_generalize('t', ARRAY['a', 'b'],
 			'{"name": "A", "columns": {"a": {"constant": "*"}}}', k => 1) WHERE name = 'none'),
 		  '(1,0,t,f)', 'the table as it is meets k = 1 but is never best');
 
@@ -244,8 +258,9 @@ INSERT INTO y SELECT generate_series(2001, 2005);
 SELECT is((SELECT ROW(rows_modified, values_changed, classes)::text FROM qid_generalize('y', ARRAY['year'],
 			'{"columns": {"year": {"range": 5}}}') WHERE name <> 'none'),
 		  '(5,5,2)', 'a range of one value modifies no row');
-SELECT is(qid_generalize_into('y', ARRAY['year'], '{"columns": {"year": {"range": 5}}}', 'y_released'), 10::bigint,
-		  'qid_generalize_into writes the ranges');
+SELECT is((SELECT ROW(rows_released, rows_modified, rows_removed, k_anonymity)::text
+		   FROM qid_generalize_into('y', ARRAY['year'], '{"columns": {"year": {"range": 5}}}', 'y_released')),
+		  '(10,5,0,5)', 'qid_generalize_into writes the ranges');
 SELECT is((SELECT array_agg(DISTINCT year ORDER BY year) FROM y_released), ARRAY['2000', '[2001,)'],
 		  'the range of one value is written as that value');
 SELECT is((SELECT ROW(rows_modified, values_changed)::text FROM qid_generalize('y', ARRAY['year'],
@@ -265,9 +280,10 @@ SELECT is((SELECT singletons FROM qid_search('c', ARRAY['year', 'sex', 'municipa
 SELECT is((SELECT ROW(singletons, rows_modified)::text FROM qid_generalize('c', ARRAY['year', 'sex', 'municipality'],
 			'{"local": true, "columns": {"municipality": {"map": "province_of"}}}') WHERE name <> 'none'),
 		  '(0,40)', 'local recoding: no singleton left, only the 40 singletons modified');
-SELECT is(qid_generalize_into('c', ARRAY['year', 'sex', 'municipality'],
-			'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', 'c_released'), 100::bigint,
-		  'qid_generalize_into writes every row');
+SELECT is((SELECT ROW(rows_released, rows_modified, rows_removed, k_anonymity)::text
+		   FROM qid_generalize_into('c', ARRAY['year', 'sex', 'municipality'],
+				'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', 'c_released')),
+		  '(100,40,0,2)', 'qid_generalize_into writes every row, the 40 singletons recoded, k = 2');
 SELECT is((SELECT array_agg(id ORDER BY id) FROM (SELECT * FROM c EXCEPT SELECT * FROM c_released) d),
 		  (SELECT array_agg(c.id ORDER BY c.id) FROM c JOIN (SELECT year, sex, municipality FROM c GROUP BY 1, 2, 3
 			HAVING count(*) = 1) u USING (year, sex, municipality)),
@@ -302,7 +318,7 @@ SELECT throws_ok($$SELECT * FROM qid_generalize('c', NULL, '{"columns": {"year":
 SELECT throws_ok($$SELECT qid_generalize_into('c', ARRAY['year'], '{"columns": {"year": {"range": 2}}}', 'c_released')$$,
 				 '42P07', NULL, 'the target table exists');
 SELECT throws_ok($$SELECT qid_generalize_into('c', ARRAY['year'], '[{"columns": {"year": {"range": 2}}}]', 'c_other')$$,
-				 '22023', NULL, 'the writer takes one generalization');
+				 '22023', NULL, 'the writer takes one what-if');
 SELECT throws_ok($$SELECT * FROM qid_generalize('c', ARRAY['year'], '{"columns": {"year": {"range": 2}}}', k => NULL)$$,
 				 '22004', NULL, 'NULL k');
 SELECT throws_ok($$SELECT * FROM qid_generalize('c', ARRAY['year'], '{"columns": {"year": {"range": 2}}}', k => 0)$$,

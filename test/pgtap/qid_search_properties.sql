@@ -118,11 +118,11 @@ CREATE FUNCTION pg_temp.ours(rel text, cols text[], max_size integer DEFAULT NUL
 RETURNS text[]
 LANGUAGE sql AS $$
 	SELECT array_agg(ROW(q.columns, q.size, q.singletons, q.singleton_share, q.classes,
-						 q.is_identifier, q.is_minimal_identifier, q.is_best, q.rows, q.rows_dropped)::text
+						 q.identifier, q.minimal_identifier, q.best, q.rows, q.rows_removed)::text
 					 ORDER BY o)
 	FROM qid_search(rel::regclass, cols, max_size, drop_incomplete, summary) WITH ORDINALITY AS q(
-		columns, size, singletons, singleton_share, classes, is_identifier, is_minimal_identifier,
-		is_best, rows, rows_dropped, o)
+		columns, size, singletons, singleton_share, classes, identifier, minimal_identifier,
+		best, rows, rows_removed, o)
 $$;
 
 -- Ten columns, all 1023 subsets, three seeds
@@ -150,17 +150,17 @@ UPDATE t4 SET c_wide = id * 7 % 1000 WHERE id % 2 = 0;
 SELECT is(pg_temp.ours('t4', ARRAY['c_int', 'id', 'c_ci', 'c_wide', 'c_date', 'c_num']),
 		  pg_temp.reference('t4', ARRAY['c_int', 'id', 'c_ci', 'c_wide', 'c_date', 'c_num']),
 		  'with a key column: identifiers and minimal identifiers equal the reference');
-SELECT ok((SELECT bool_and(is_identifier = ('id' = ANY(columns) OR singletons = rows))
+SELECT ok((SELECT bool_and(identifier = ('id' = ANY(columns) OR singletons = rows))
 		   FROM qid_search('t4', ARRAY['c_int', 'id', 'c_ci', 'c_wide', 'c_date', 'c_num'])),
 		  'every subset containing the key is an identifier');
-SELECT is((SELECT columns FROM qid_search('t4', ARRAY['c_int', 'id', 'c_ci']) WHERE is_best),
+SELECT is((SELECT columns FROM qid_search('t4', ARRAY['c_int', 'id', 'c_ci']) WHERE best),
 		  ARRAY['id'], 'the best QID of a table with a key is the key alone');
 -- several minimal identifiers of different sizes
 CREATE TABLE t5 (a int, b int, c int, d int);
 INSERT INTO t5 SELECT i % 4, i / 4, (i * 5) % 16, i % 2 FROM generate_series(0, 15) i;
 SELECT is(pg_temp.ours('t5', ARRAY['a', 'b', 'c', 'd']), pg_temp.reference('t5', ARRAY['a', 'b', 'c', 'd']),
 		  'a table with minimal identifiers of sizes 1 and 2');
-SELECT is((SELECT array_agg(columns::text ORDER BY columns::text) FROM qid_search('t5') WHERE is_minimal_identifier),
+SELECT is((SELECT array_agg(columns::text ORDER BY columns::text) FROM qid_search('t5') WHERE minimal_identifier),
 		  ARRAY['{a,b}', '{c}'], 'minimal identifiers {a,b} and {c}');
 
 -- codes of every width: more than 65,536 and more than 256 distinct values
@@ -187,7 +187,7 @@ SELECT is(pg_temp.ours('t1', ARRAY['c_int', 'c_text', 'c_ci', 'c_num', 'c_char',
 SELECT is(pg_temp.ours('t3', ARRAY['c_text', 'c_float', 'c_date'], 2, true),
 		  pg_temp.reference('t3', ARRAY['c_text', 'c_float', 'c_date'], 2, true),
 		  'drop_incomplete with max_size');
-SELECT ok((SELECT min(rows_dropped) > 0 FROM qid_search('t3', ARRAY['c_text', 'c_date'], NULL, true)),
+SELECT ok((SELECT min(rows_removed) > 0 FROM qid_search('t3', ARRAY['c_text', 'c_date'], NULL, true)),
 		  'drop_incomplete drops some rows of a table with NULLs and empty strings');
 
 -- summary: the best QID and the minimal identifiers only

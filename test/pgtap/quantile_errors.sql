@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(54 + 2 + 5);
+SELECT plan(56 + 2 + 5 + 3);
 
 CREATE TABLE places (child text, parent text);
 INSERT INTO places VALUES ('02138', 'Cambridge'), ('02139', 'Cambridge'), ('02446', 'Brookline'),
@@ -42,6 +42,7 @@ FROM (VALUES
 	('SELECT alpha_qid_threshold(-10, 0.6)', '22023', 'negative population'),
 	('SELECT alpha_qid_possible(10, 10, 0.4)', '22023', 'alpha below 0.5'),
 	('SELECT anonymity_partitions(1e6, 1, 0.1)', '22023', 'k below 2'),
+	('SELECT anonymity_partitions(1e6, 2.5)', '42883', 'fractional k (k is an integer: no such function)'),
 	('SELECT anonymity_partitions(1e6, 10, 1)', '22023', 'beta = 1'),
 	('SELECT anonymity_partitions(1e6, 10, 0)', '22023', 'beta = 0'),
 	('SELECT bucket_budget(1e6, ARRAY[10, NULL])', '22004', 'NULL distinct count'),
@@ -56,6 +57,7 @@ FROM (VALUES
 	($$SELECT * FROM column_distinct_counts('nope', ARRAY['zip'])$$, '42P01', 'unknown table'),
 	($$SELECT distinct_product('patients', ARRAY['nope'])$$, '42703', 'distinct_product: unknown column'),
 	($$SELECT * FROM column_budgets('patients', ARRAY['zip'], 10, 1)$$, '22023', 'column_budgets: k below 2'),
+	($$SELECT * FROM column_budgets('patients', ARRAY['zip'], 1e6, 2.5)$$, '42883', 'column_budgets: fractional k (no such function)'),
 	($$SELECT * FROM column_budgets('patients', ARRAY['zip', 'age'], 1e6, 5, weights => ARRAY[1.0])$$, '2202E', 'column_budgets: weights of another length'),
 	-- quantile buckets
 	('SELECT quantile_cuts(x, 0) FROM generate_series(1, 3) AS x', '22023', 'quantile_cuts: k = 0'),
@@ -94,6 +96,14 @@ FROM (VALUES
 	($$SELECT * FROM hierarchy_generalize('patients', 'zip', 'places', 2, child_column => 'nope')$$, '42703', 'hierarchy: unknown child column'),
 	($$SELECT * FROM hierarchy_generalize('patients', 'nope', 'places', 2)$$, '42703', 'hierarchy: unknown column')
 ) AS c(stmt, code, descr);
+
+-- the messages name the arguments
+SELECT throws_ok('SELECT singleton_fraction_bound(0, 10)', '22023',
+				 'partitions must be a finite number of at least 1, not 0', 'singleton_fraction_bound names partitions');
+SELECT throws_ok('SELECT alpha_qid_threshold(-10, 0.6)', '22023',
+				 'population_size must be a finite number of at least 1, not -10', 'alpha_qid_threshold names population_size');
+SELECT throws_ok('SELECT anonymity_partitions(1e6, 1)', '22023',
+				 'k must be at least 2, not 1', 'anonymity_partitions names k');
 
 -- hierarchy_generalize names what is missing (0.1.0: a syntax error at the OID, or a missing "child")
 SELECT throws_ok($$SELECT * FROM hierarchy_generalize('patients', 'zip', 999999::oid::regclass, 2)$$, '42P01',

@@ -5,7 +5,7 @@
 SELECT round((100 * birthday_uniqueness(29, 95))::numeric, 2) AS pct_29_95,
 	round((100 * birthday_uniqueness(41, 190))::numeric, 2) AS pct_41_190;
 -- the classic birthday problem: 23 people, 365 days
-SELECT round(birthday_uniqueness(23, 365)::numeric, 6), birthday_max_k(0.5, 365);
+SELECT round(birthday_uniqueness(23, 365)::numeric, 6), birthday_max_group_size(0.5, 365);
 -- edges: k = 0 and 1 are certain, k > N impossible, k = N is N!/N^N
 SELECT birthday_uniqueness(0, 10), birthday_uniqueness(1, 10), birthday_uniqueness(11, 10),
 	round(birthday_uniqueness(10, 10)::numeric, 12) = round((3628800 / 1e10)::numeric, 12) AS ten_factorial;
@@ -26,7 +26,7 @@ SELECT round(birthday_uniqueness(29, 95, 0)::numeric, 12) = round(birthday_uniqu
 	round(birthday_uniqueness_approx(29, 95)::numeric, 10) AS approx,
 	round(birthday_uniqueness_approx(29, 95, 0.1)::numeric, 10) AS approx_kappa,
 	round(birthday_uniqueness_poisson(29, 95)::numeric, 10) AS poisson;
-SELECT birthday_max_k(0.01, 95), birthday_max_k(0.01, 95, 0.05), birthday_max_k(1, 95), birthday_max_k(0.5, 1);
+SELECT birthday_max_group_size(0.01, 95), birthday_max_group_size(0.01, 95, 0.05), birthday_max_group_size(1, 95), birthday_max_group_size(0.5, 1);
 
 -- KL distance to uniform
 CREATE TABLE letters (v text);
@@ -58,8 +58,8 @@ FROM (VALUES ('a', 2.0), ('b', 1.0), ('c', 1.0)) t(v, n);
 -- uniform data: the exact aggregate equals the closed form
 SELECT abs(birthday_uniqueness_exact(29, i % 95) / birthday_uniqueness(29, 95) - 1) < 1e-12 AS uniform_agrees
 FROM generate_series(1, 95 * 10) i;
-SELECT birthday_max_k_exact(0.01, i % 95) = birthday_max_k(0.01, 95) AS inverse_agrees,
-	birthday_max_k_exact(0.5, v) AS letters_half, birthday_max_k_exact(0.5, v, n) AS letters_half_weighted
+SELECT birthday_max_group_size_exact(0.01, i % 95) = birthday_max_group_size(0.01, 95) AS inverse_agrees,
+	birthday_max_group_size_exact(0.5, v) AS letters_half, birthday_max_group_size_exact(0.5, v, n) AS letters_half_weighted
 FROM generate_series(1, 95 * 10) i, (VALUES ('a', 2.0)) t(v, n);
 -- per group and in parallel plans
 SELECT i % 2 AS g, round(kl_uniform(i % 7)::numeric, 10) FROM generate_series(1, 100) i GROUP BY 1 ORDER BY 1;
@@ -71,8 +71,8 @@ SELECT birthday_uniqueness(3, 'NaN');
 SELECT birthday_uniqueness(3, 'Infinity');
 SELECT birthday_uniqueness(3, 10, -0.5);
 SELECT birthday_uniqueness(3, 10, 'NaN');
-SELECT birthday_max_k(0, 10);
-SELECT birthday_max_k(1.5, 10);
+SELECT birthday_max_group_size(0, 10);
+SELECT birthday_max_group_size(1.5, 10);
 SELECT birthday_uniqueness(NULL, 10);
 SELECT kl_uniform(v, 2) FROM letters;
 SELECT kl_uniform(v, NULL::bigint) FROM letters;
@@ -81,6 +81,6 @@ SELECT kl_uniform(v, 'NaN'::float8, 4) FROM (VALUES ('a')) t(v);
 SELECT kl_uniform(v, NULL::float8, 4) FROM (VALUES ('a')) t(v);
 SELECT birthday_uniqueness_exact(-2, v) FROM letters;
 SELECT birthday_uniqueness_exact(i, v) FROM letters, generate_series(1, 2) i;
-SELECT birthday_max_k_exact(2, v) FROM letters;
+SELECT birthday_max_group_size_exact(2, v) FROM letters;
 SELECT kl_uniform('a');
 SELECT kl_uniform(point(1, 1));

@@ -90,12 +90,12 @@ CREATE TABLE survey (region text, sex text, weight numeric);
 INSERT INTO survey VALUES ('A', 'F', 10), ('B', 'M', 5), ('B', 'M', 5), ('C', 'F', 2), ('C', 'F', 2), ('C', 'F', 2);
 -- A: 0.1/0.9 ln 10 = 0.255843; B: 0.25 - 0.0625 ln 5 = 0.149410;
 -- C: 0.5 / (3 - 0.5) = 0.2 (approx), ln 2 - 1/2 = 0.193147 (exact)
-SELECT class, sample_rows, estimated_population, round(individual_risk::numeric, 6) AS individual_risk
+SELECT class, rows, estimated_population, round(individual_risk::numeric, 6) AS individual_risk
 FROM weighted_risk('survey', ARRAY['region', 'sex'], 'weight') ORDER BY class;
 SELECT class, round(individual_risk::numeric, 6) AS exact_risk
 FROM weighted_risk('survey', ARRAY['region', 'sex'], 'weight', 'exact') ORDER BY class;
 -- expected re-identifications 0.255843 + 2 x 0.149410 + 3 x 0.2 = 1.154663
-SELECT sample_rows, classes, sample_uniques, estimated_population,
+SELECT rows, classes, singletons, estimated_population,
 	   round(expected_reidentifications::numeric, 6) AS expected_reidentifications,
 	   round(reidentification_rate::numeric, 6) AS reidentification_rate,
 	   round(max_individual_risk::numeric, 6) AS max_individual_risk

@@ -18,12 +18,12 @@ SELECT count(*) AS h, count(*) / 8.0 AS theta
 FROM (SELECT 1 FROM toy GROUP BY sex, age_group, nationality) s;
 -- U+ per row for p = 2: row 3 is unique on all three pairs (0.5 + 0.375 + 0.5)
 SELECT * FROM qar_record_scores('toy', ARRAY['sex', 'age_group', 'nationality'], 2, 'id')
-ORDER BY key::integer;
+ORDER BY row_key::integer;
 -- without a key column rows are named by ctid
-SELECT key, u_plus FROM qar_record_scores('toy', ARRAY['sex', 'age_group', 'nationality'], 1)
-WHERE u_plus > 0 ORDER BY key;
+SELECT row_key, u_plus FROM qar_record_scores('toy', ARRAY['sex', 'age_group', 'nationality'], 1)
+WHERE u_plus > 0 ORDER BY row_key;
 -- greedy removal with p = 1: row 5 (unique on age_group, theta 3/8) goes first
-SELECT step, key, round(u_plus::numeric, 6) AS u_plus, risk_after
+SELECT step, row_key, round(u_plus::numeric, 6) AS u_plus, risk_after
 FROM qar_greedy_removal('toy', ARRAY['sex', 'age_group', 'nationality'], 1, 'id', 3);
 -- the table is untouched
 SELECT count(*) FROM toy;
@@ -154,12 +154,12 @@ SELECT round(risk::numeric, 6) AS risk, round(u::numeric, 6) AS u, n_p, n_u,
 FROM qar_risk('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
 	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
 	'capital_loss', 'hours_per_week', 'native_country'], 3, 0.01, 0.05);
-SELECT key, round(u_plus::numeric, 4) AS u_plus, unique_subsets
+SELECT row_key, round(u_plus::numeric, 4) AS u_plus, unique_subsets
 FROM qar_record_scores('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
 	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
 	'capital_loss', 'hours_per_week', 'native_country'], 3, 'id')
-ORDER BY u_plus DESC, key::integer LIMIT 5;
-SELECT step, key, round(u_plus::numeric, 4) AS u_plus, round(risk_after::numeric, 6) AS risk_after
+ORDER BY u_plus DESC, row_key::integer LIMIT 5;
+SELECT step, row_key, round(u_plus::numeric, 4) AS u_plus, round(risk_after::numeric, 6) AS risk_after
 FROM qar_greedy_removal('adult', ARRAY['age', 'workclass', 'fnlwgt', 'education', 'education_num',
 	'marital_status', 'occupation', 'relationship', 'race', 'sex', 'capital_gain',
 	'capital_loss', 'hours_per_week', 'native_country'], 3, 'id', 5);
@@ -169,8 +169,8 @@ CREATE TABLE adult_f AS SELECT * FROM adult WHERE sex = 'Female';
 SELECT (SELECT array_agg(q ORDER BY columns) FROM qar_thetas('adult_v', ARRAY['age', 'race', 'education', 'occupation'], 2) q)
 	= (SELECT array_agg(q ORDER BY columns) FROM qar_thetas('adult_f', ARRAY['age', 'race', 'education', 'occupation'], 2) q)
 	AS same_thetas;
-SELECT key, round(u_plus::numeric, 6) FROM qar_record_scores('adult_v', ARRAY['age', 'race', 'education', 'occupation'], 2, 'id')
-ORDER BY u_plus DESC, key::integer LIMIT 3;
+SELECT row_key, round(u_plus::numeric, 6) FROM qar_record_scores('adult_v', ARRAY['age', 'race', 'education', 'occupation'], 2, 'id')
+ORDER BY u_plus DESC, row_key::integer LIMIT 3;
 SELECT * FROM qar_record_scores('adult_v', ARRAY['age', 'race'], 1);
 -- greedy removal keeps every subset's partition: 364 x 32,561 class ids
 SET qidrisk.max_state_memory = '8MB';

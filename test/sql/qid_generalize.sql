@@ -4,9 +4,9 @@ SET search_path = qid_generalize_test, public;
 CREATE TABLE people (birth_year int, sex text, zip text, region text);
 INSERT INTO people VALUES (1980, 'F', '1000', 'north'), (1980, 'F', '1000', 'north'),
 	(1980, 'M', '1000', 'north'), (1975, 'M', '2000', 'south'), (1990, 'F', NULL, 'south');
-SELECT columns, singletons, classes, is_identifier, is_best FROM qid_search('people') LIMIT 4;
-SELECT columns, singletons, is_minimal_identifier, is_best FROM qid_search('people', summary => true);
-SELECT columns, singletons, rows, rows_dropped
+SELECT columns, singletons, classes, identifier, best FROM qid_search('people') LIMIT 4;
+SELECT columns, singletons, minimal_identifier, best FROM qid_search('people', summary => true);
+SELECT columns, singletons, rows, rows_removed
 FROM qid_search('people', ARRAY['birth_year', 'sex', 'zip'], max_size => 2, drop_incomplete => true) LIMIT 3;
 
 CREATE TABLE licences (birth_year int, sex text, municipality text);
@@ -16,7 +16,7 @@ INSERT INTO licences VALUES (1980, 'F', 'Salerno'), (1980, 'F', 'Salerno'), (198
 CREATE TABLE province_of ("from" text, "to" text);
 INSERT INTO province_of VALUES ('Salerno', 'SA'), ('Amalfi', 'SA'), ('Positano', 'SA'),
 	('Napoli', 'NA'), ('Pozzuoli', 'NA');
-SELECT columns, singletons, is_best FROM qid_search('licences', summary => true);
+SELECT columns, singletons, best FROM qid_search('licences', summary => true);
 SELECT * FROM qid_generalize('licences', ARRAY['birth_year', 'sex', 'municipality'], '[
 	{"name": "S_loc", "local": true, "columns": {"sex": {"constant": "*"}}},
 	{"name": "M_loc", "local": true, "columns": {"municipality": {"map": "province_of"}}},
@@ -27,7 +27,7 @@ SELECT * FROM qid_generalize('licences', ARRAY['birth_year', 'sex', 'municipalit
 	{"name": "S, M_loc", "local": true,
 	 "columns": {"sex": {"constant": "*"}, "municipality": {"map": "province_of"}}}]');
 -- a target: k = 2 with at most 10 % of the rows below it, the cost in values changed
-SELECT name, k_anonymity, rows_below_k, rows_modified, values_changed, meets_target, is_best
+SELECT name, k_anonymity, rows_below_k, rows_modified, values_changed, meets_target, best
 FROM qid_generalize('licences', ARRAY['birth_year', 'sex', 'municipality'], '[
 	{"name": "M_loc", "local": true, "columns": {"municipality": {"map": "province_of"}}},
 	{"name": "M", "columns": {"municipality": {"map": "province_of"}}},
@@ -35,7 +35,7 @@ FROM qid_generalize('licences', ARRAY['birth_year', 'sex', 'municipality'], '[
 	{"name": "S, M_loc", "local": true,
 	 "columns": {"sex": {"constant": "*"}, "municipality": {"map": "province_of"}}}]',
 	k => 2, max_suppressed => 0.1, cost => 'values_changed');
-SELECT qid_generalize_into('licences', ARRAY['birth_year', 'sex', 'municipality'],
+SELECT * FROM qid_generalize_into('licences', ARRAY['birth_year', 'sex', 'municipality'],
 	'{"local": true, "columns": {"municipality": {"map": "province_of"}}}', 'licences_release');
 SELECT * FROM licences_release ORDER BY birth_year, sex, municipality;
 SELECT singleton_count(birth_year, sex, municipality) FROM licences_release;
@@ -54,6 +54,6 @@ SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"co
 SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', max_suppressed => 2);
 SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', cost => 'cells');
 SELECT * FROM qid_generalize('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', k => NULL);
-SELECT qid_generalize_into('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', 'licences_release');
+SELECT * FROM qid_generalize_into('licences', ARRAY['sex'], '{"columns": {"sex": {"constant": "*"}}}', 'licences_release');
 RESET search_path;
 DROP SCHEMA qid_generalize_test CASCADE;

@@ -21,7 +21,7 @@ INSERT INTO fig3 VALUES
 CREATE TEMP TABLE adult_search AS
 SELECT * FROM qid_search('adult', ARRAY['age', 'workclass', 'education', 'marital_status',
 	'occupation', 'relationship', 'race', 'sex', 'hours_per_week', 'native_country']);
-SELECT count(*) AS subsets, count(*) FILTER (WHERE is_identifier) AS identifiers FROM adult_search;
+SELECT count(*) AS subsets, count(*) FILTER (WHERE identifier) AS identifiers FROM adult_search;
 -- the reference: one GROUP BY per projection
 CREATE FUNCTION pg_temp.group_by_singletons(cols text[]) RETURNS bigint
 LANGUAGE plpgsql AS $$
@@ -37,13 +37,13 @@ SELECT f.row_no, q.size, f.paper, q.singletons, pg_temp.group_by_singletons(f.co
 	round(q.singleton_share::numeric, 3) AS f1, q.classes
 FROM fig3 f JOIN adult_search q ON q.columns = f.cols ORDER BY f.row_no;
 -- the best QIDs: all ten columns expose the most singletons
-SELECT columns, size, singletons, is_best FROM adult_search ORDER BY singletons DESC, size LIMIT 3;
-SELECT columns, singletons, is_best FROM qid_search('adult', ARRAY['age', 'race', 'sex'], summary => true);
+SELECT columns, size, singletons, best FROM adult_search ORDER BY singletons DESC, size LIMIT 3;
+SELECT columns, singletons, best FROM qid_search('adult', ARRAY['age', 'race', 'sex'], summary => true);
 -- max_size 2 over every column of the table: 15 + 105 subsets, the best first
 SELECT count(*), (array_agg(columns::text))[1] AS best, (array_agg(singletons))[1] AS singletons
 FROM qid_search('adult', max_size => 2);
 -- Adult writes missing values as '?': drop_incomplete drops only NULL and ''
-SELECT DISTINCT rows, rows_dropped FROM qid_search('adult', ARRAY['workclass', 'occupation'], drop_incomplete => true);
+SELECT DISTINCT rows, rows_removed FROM qid_search('adult', ARRAY['workclass', 'occupation'], drop_incomplete => true);
 
 -- NULL and empty strings: kept as values, or the incomplete rows dropped
 CREATE TABLE licences (birth_year int, sex text, zip text);
@@ -51,10 +51,10 @@ INSERT INTO licences VALUES (1980, 'F', '84100'), (1980, 'F', '84100'), (1980, '
 	(1975, 'M', '84121'), (1990, 'F', NULL), (1990, 'F', ''), (1975, NULL, '84121');
 SELECT * FROM qid_search('licences');
 SELECT * FROM qid_search('licences', drop_incomplete => true);
-SELECT columns, singletons, is_minimal_identifier, is_best FROM qid_search('licences', summary => true);
+SELECT columns, singletons, minimal_identifier, best FROM qid_search('licences', summary => true);
 ALTER TABLE licences ADD COLUMN id serial;
-SELECT columns, singletons, is_minimal_identifier, is_best FROM qid_search('licences', summary => true);
-SELECT columns, singletons, is_identifier, is_minimal_identifier FROM qid_search('licences', ARRAY['id', 'zip'], 2);
+SELECT columns, singletons, minimal_identifier, best FROM qid_search('licences', summary => true);
+SELECT columns, singletons, identifier, minimal_identifier FROM qid_search('licences', ARRAY['id', 'zip'], 2);
 -- the table is unchanged
 SELECT count(*) FROM licences;
 
