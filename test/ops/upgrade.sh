@@ -12,6 +12,9 @@
 #     aggregates, types, tables with columns, constraints, policies, indexes
 #     and triggers, privileges, comments, the extension's dump
 #     configuration): the upgrade path and the fresh path give one extension.
+# Before that, a view on a function whose arguments or result columns 1.0.0
+# renames (qid_search) makes the update fail with PostgreSQL's dependency
+# error and leaves the version as it was; it is dropped, as CHANGELOG.md says.
 # Uses the server in PGHOST/PGPORT/PGUSER (a superuser); acts as the other
 # roles through SET ROLE.
 set -uo pipefail
@@ -144,7 +147,7 @@ functions=$(q -d $FRESH -c "SELECT count(*) FROM pg_depend d JOIN pg_extension e
 	WHERE e.extname = 'qidrisk' AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass")
 
 count=$(echo $earlier | wc -w)
-echo "1..$((2 + 8 * count))"
+echo "1..$((2 + 9 * count))"
 ok "$([ "$count" -ge 1 ] && echo yes)" yes "an earlier version updates to $default (earlier: ${earlier:-none})"
 ok "$([ "$functions" -gt 100 ] && echo yes)" yes "a fresh installation of $default has over a hundred functions ($functions)"
 
@@ -167,6 +170,7 @@ SELECT rule, passed FROM qid_check('licences', ARRAY['birth_year', 'sex', 'ZIP c
 CREATE TABLE profiles (taken date, profile qid_profile);
 INSERT INTO profiles SELECT date '2026-01-01', class_profile(birth_year, sex) FROM licences;
 SELECT count(*) FROM qid_check('licences', ARRAY['sex'], '{"min_k": 2}', record_history => true);
+CREATE VIEW licence_search AS SELECT columns, singletons FROM qid_search('licences', ARRAY['sex', 'birth_year']);
 SQL
 	as $STEWARD $db -c "SELECT count(*) FROM qid_check('licences', ARRAY['birth_year'], '{\"min_k\": 5}', record_history => true)" >/dev/null
 	# where a version keeps its history for reading (0.1.0: a table in the
@@ -186,6 +190,10 @@ SQL
 		FROM pg_extension WHERE extname = 'qidrisk'")" "$version 2" \
 		"$version: installed, with two roles' check history"
 
+	out=$(as $OWNER $db -v VERBOSITY=sqlstate -c "ALTER EXTENSION qidrisk UPDATE" 2>&1)
+	ok "$out|$(q -d $db -c "SELECT extversion FROM pg_extension WHERE extname = 'qidrisk'")" "ERROR:  2BP01|$version" \
+		"$version: a view on qid_search stops the update (2BP01) and leaves $version in place"
+	q -d $db -c "DROP VIEW licence_search"
 	out=$(as $OWNER $db -c "ALTER EXTENSION qidrisk UPDATE" 2>&1)
 	ok "$?" 0 "$version: ALTER EXTENSION qidrisk UPDATE as the database owner succeeds $(echo $out | head -c 300)"
 	ok "$(q -d $db -c "SELECT extversion FROM pg_extension WHERE extname = 'qidrisk'")" "$default" \
