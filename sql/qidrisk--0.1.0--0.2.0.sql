@@ -836,6 +836,12 @@ BEGIN
 		RAISE EXCEPTION 'qid_anonymize_into: unknown suppression "%"', suppression
 			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
 	END IF;
+	-- before any work: the release would be computed only for CREATE TABLE to refuse it
+	IF to_regclass(release) IS NOT NULL THEN
+		RAISE EXCEPTION 'table % already exists', release
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'qid_anonymize_into writes only into a new table; pick another name or drop it.';
+	END IF;
 	star := suppression = 'star';
 	-- the caller's empty object arrives as NULL
 	hierarchies := coalesce(hierarchies, '{}');
