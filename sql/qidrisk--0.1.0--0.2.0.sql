@@ -1120,10 +1120,12 @@ COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, 
 									  text, double precision, double precision, text, text, text, boolean) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
--- Resolves the caller's table names with the caller's search_path, so it cannot
--- pin its own (like qid_assert); its body calls only schema-qualified
--- functions and uses no operator, so that path cannot redirect anything
-CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+-- The body of qid_anonymize_into (the documented name calls it, see the end of
+-- this script).  Resolves the caller's table names with the caller's
+-- search_path, so it cannot pin its own (like qid_assert); it calls only
+-- schema-qualified functions and uses no operator, so that path cannot
+-- redirect anything
+CREATE FUNCTION qidrisk_internal.qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
 								   max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
 								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
 								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
@@ -1149,9 +1151,9 @@ AS $$
 		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
 		t, t_distance, metric, suppression, local_recoding)
 $$;
-COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
-								  text, double precision, double precision, text, text, text, boolean) IS
-'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed or locally recoded, re-checked';
+COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
+								  text, integer, text, double precision, double precision, text, text, text, boolean) IS
+'internal: the body of qid_anonymize_into';
 
 -- ==== check history: owned by the superuser, written only by qid_check ====
 
@@ -1431,8 +1433,9 @@ LANGUAGE C STABLE;
 
 -- weighted_risk returns its classes in hash-table order, which a per-query
 -- placement key makes differ from call to call; floating-point sums taken in
--- that order differed in their last digit, so they are taken in class order.
-CREATE OR REPLACE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+-- that order differed in their last digit, so they are taken in class order
+-- (the body; the documented name calls it, see the end of this script).
+CREATE FUNCTION qidrisk_internal.weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
 RETURNS TABLE (sample_rows bigint, classes bigint, sample_uniques bigint,
 			   estimated_population double precision, expected_reidentifications double precision,
 			   reidentification_rate double precision, max_individual_risk double precision)
@@ -1454,9 +1457,10 @@ $$;
 -- 0.1.0 ranked the what-ifs by fewest singletons, so a what-if that changed
 -- every row could be "best"; now the best meets the caller's target (k, with
 -- at most max_suppressed of the rows below it) at the least cost.  The OUT
--- columns change, so the function is dropped and created again.
+-- columns change, so the function is dropped and created again, its body here
+-- (the documented name calls it, see the end of this script).
 DROP FUNCTION qid_generalize(regclass, text[], jsonb, boolean);
-CREATE FUNCTION qid_generalize(rel regclass, qid text[], generalizations jsonb,
+CREATE FUNCTION qidrisk_internal.qid_generalize(rel regclass, qid text[], generalizations jsonb,
 							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
 							   max_suppressed double precision DEFAULT 0,
 							   cost text DEFAULT 'rows_modified')
@@ -1552,8 +1556,8 @@ BEGIN
 		ORDER BY w.ord = 0, NOT w.meets, CASE WHEN w.meets THEN w.cost END, w.rows_below_k, w.cost, w.ord;
 END
 $$;
-COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
-'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
+COMMENT ON FUNCTION qidrisk_internal.qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
+'internal: the body of qid_generalize';
 
 -- ==== l-diversity and t-closeness aggregates over a QID ====
 
@@ -1895,6 +1899,7 @@ COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
 'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
 
 -- ==== The documented names of functions whose bodies moved to qidrisk_internal ====
+-- (those whose calls can be mistaken are C, at the end of this script)
 
 CREATE VIEW qid_check_history WITH (security_invoker = true) AS
 	SELECT h.checked_at, h.checked_by, h.relation, h.qid, h.policy, h.results, h.passed
@@ -1902,31 +1907,6 @@ CREATE VIEW qid_check_history WITH (security_invoker = true) AS
 COMMENT ON VIEW qid_check_history IS
 'runs of qid_check / qid_assert with record_history => true, as far as the caller may see them: a role sees its own runs and those of roles it is a member of; members of pg_read_all_data and of the extension''s owner see all';
 GRANT SELECT ON qid_check_history TO PUBLIC;
-
-CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
-RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
-			   individual_risk double precision)
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.weighted_risk(rel, qid, weight, method);
-END;
-
-CREATE OR REPLACE FUNCTION kmap_value(release regclass, population regclass, qid text[],
-									  population_weight text DEFAULT NULL,
-									  population_qid text[] DEFAULT NULL)
-RETURNS double precision
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-RETURN qidrisk_internal.kmap_value(release, population, qid, population_weight, population_qid);
-
-CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
-RETURNS TABLE (column_name text, distinct_values double precision)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated);
-END;
 
 CREATE OR REPLACE FUNCTION qid_check_rules()
 RETURNS TABLE (rule text, setting text, description text)
@@ -1936,38 +1916,10 @@ BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.qid_check_rules();
 END;
 
-CREATE FUNCTION hierarchy_levels(hierarchy regclass)
-RETURNS TABLE (value text, levels text[])
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy);
-END;
-COMMENT ON FUNCTION hierarchy_levels(regclass) IS
-'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
-
-CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
-RETURNS TABLE (value text, levels text[])
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy, child_column, parent_column);
-END;
-COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
-'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
-
-CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
-RETURNS TABLE (value text, levels text[])
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.interval_hierarchy(rel, column_name, spec);
-END;
-COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
-'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
-
--- 0.1.0 functions whose bodies called what moved: the same bodies, calling qidrisk_internal
-CREATE OR REPLACE FUNCTION distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
+-- 0.1.0 functions whose bodies called what moved: the same bodies, calling
+-- qidrisk_internal, now in qidrisk_internal (the documented names call them,
+-- see the end of this script)
+CREATE FUNCTION qidrisk_internal.distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
 RETURNS double precision
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -1976,7 +1928,7 @@ AS $$
 	FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated) AS d
 $$;
 
-CREATE OR REPLACE FUNCTION column_budgets(rel regclass, columns text[], population double precision,
+CREATE FUNCTION qidrisk_internal.column_budgets(rel regclass, columns text[], population double precision,
 							   k double precision, beta double precision DEFAULT 0.1,
 							   weights double precision[] DEFAULT NULL,
 							   estimated boolean DEFAULT false)
@@ -2001,7 +1953,7 @@ AS $$
 	ORDER BY i
 $$;
 
-CREATE OR REPLACE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
+CREATE FUNCTION qidrisk_internal.quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
 RETURNS anycompatible
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -2010,7 +1962,7 @@ AS $$ SELECT representatives[CASE WHEN coalesce(cardinality(cuts), 0) = coalesce
 								  ELSE qidrisk_internal.qidrisk_representatives_mismatch(cardinality(cuts),
 																					cardinality(representatives)) END] $$;
 
-CREATE OR REPLACE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[],
+CREATE FUNCTION qidrisk_internal.kmap_rows_below(release regclass, population regclass, qid text[],
 								k double precision,
 								population_weight text DEFAULT NULL,
 								population_qid text[] DEFAULT NULL)
@@ -2142,7 +2094,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION qid_generalize_into(rel regclass, qid text[], generalization jsonb,
+CREATE FUNCTION qidrisk_internal.qid_generalize_into(rel regclass, qid text[], generalization jsonb,
 									target_table text, drop_incomplete boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -2182,3 +2134,126 @@ BEGIN
 	RETURN written;
 END
 $$;
+
+-- ==== Documented names of SQL and PL/pgSQL bodies: a user's mistake shows the user's call ====
+
+-- An error raised inside a SQL or PL/pgSQL function carries a context line
+-- per frame, so a typo in a call of qid_generalize showed the internal
+-- functions and statements it went through (and pg_cron stored them).  The
+-- documented name of each such function is now C (src/boundary.c): it calls
+-- the body of the same name and arguments in qidrisk_internal, and an error
+-- of the caller's input (SQLSTATE classes 22, 42, 3F; 0A000, 55000) comes out
+-- with the caller's own context lines only.  Other errors keep theirs.
+CREATE OR REPLACE FUNCTION rows_below(profile qid_profile, k integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
+RETURNS anycompatible
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION column_budgets(rel regclass, columns text[], population double precision,
+										  k double precision, beta double precision DEFAULT 0.1,
+										  weights double precision[] DEFAULT NULL,
+										  estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision, budget double precision,
+			   generalize boolean)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION kmap_value(release regclass, population regclass, qid text[],
+									  population_weight text DEFAULT NULL,
+									  population_qid text[] DEFAULT NULL)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[],
+										   k double precision,
+										   population_weight text DEFAULT NULL,
+										   population_qid text[] DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
+			   individual_risk double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (sample_rows bigint, classes bigint, sample_uniques bigint,
+			   estimated_population double precision, expected_reidentifications double precision,
+			   reidentification_rate double precision, max_individual_risk double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass)
+RETURNS TABLE (value text, levels text[])
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hierarchy_levels(regclass) IS
+'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
+RETURNS TABLE (value text, levels text[])
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
+'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
+
+CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
+RETURNS TABLE (value text, levels text[])
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
+'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
+
+CREATE FUNCTION qid_generalize(rel regclass, qid text[], generalizations jsonb,
+							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
+							   max_suppressed double precision DEFAULT 0,
+							   cost text DEFAULT 'rows_modified')
+RETURNS TABLE (name text, local boolean, singletons bigint, singleton_share double precision,
+			   rows_modified bigint, rows_removed bigint, classes bigint, rows bigint,
+			   is_best boolean, k_anonymity bigint, rows_below_k bigint, values_changed bigint,
+			   meets_target boolean)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
+'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
+
+CREATE OR REPLACE FUNCTION qid_generalize_into(rel regclass, qid text[], generalization jsonb,
+											   target_table text, drop_incomplete boolean DEFAULT false)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
+
+-- the body resolves the caller's table names with the caller's search_path,
+-- which this C function leaves as it is
+CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+								   max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false)
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision,
+			   rows_recoded bigint, recoding text)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
+								  text, double precision, double precision, text, text, text, boolean) IS
+'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed or locally recoded, re-checked';

@@ -105,8 +105,8 @@ RecordCheck(Oid rel, Datum qid, Datum policy, Datum results, bool passed)
  * (rule, setting, measured, threshold, passed); record_history => true also
  * appends the run to the check history.
  */
-Datum
-qidrisk_qid_check(PG_FUNCTION_ARGS)
+static Datum
+QidCheck(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			argtypes[3] = {REGCLASSOID, TEXTARRAYOID, JSONBOID};
@@ -192,6 +192,13 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* qid_check under a boundary: a mistake in the table, QID or policy shows the call alone */
+Datum
+qidrisk_qid_check(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(QidCheck, fcinfo);
+}
+
 /*
  * CALL qid_assert(rel, qid, policy, record_history): silent when every rule
  * of the policy holds, else SQLSTATE QR001 naming the failed rules.  With
@@ -199,8 +206,8 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
  * failing night stays on record; that needs a CALL allowed to commit, which a
  * procedure in C can see before it evaluates anything.
  */
-Datum
-qidrisk_qid_assert(PG_FUNCTION_ARGS)
+static Datum
+QidAssert(PG_FUNCTION_ARGS)
 {
 	bool		atomic = !(fcinfo->context && IsA(fcinfo->context, CallContext)) ||
 		((CallContext *) fcinfo->context)->atomic;
@@ -256,4 +263,11 @@ qidrisk_qid_assert(PG_FUNCTION_ARGS)
 				 errdetail_internal("%s", detail),
 				 errhint("qid_check() with the same arguments lists every rule.")));
 	PG_RETURN_VOID();
+}
+
+/* qid_assert under a boundary: a mistake in the table, QID or policy shows the call alone */
+Datum
+qidrisk_qid_assert(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(QidAssert, fcinfo);
 }

@@ -401,8 +401,8 @@ CompareTexts(const void *a, const void *b, void *arg)
  * generalization at the lowest level that meets the limits, the level and
  * the value's rows
  */
-Datum
-qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
+static Datum
+HierarchyGeneralize(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Hierarchy	h;
@@ -641,4 +641,11 @@ qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 	}
 	return (Datum) 0;
+}
+
+/* hierarchy_generalize under a boundary: an error of the input shows the call, not the reads */
+Datum
+qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(HierarchyGeneralize, fcinfo);
 }
