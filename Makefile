@@ -15,6 +15,7 @@ OBJS += src/lattice.o
 OBJS += src/checkhistory.o
 OBJS += src/diversity.o
 OBJS += src/hierarchy.o
+OBJS += src/boundary.o
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" qidrisk.control)
 # Only the current release installs from scratch: its script is the first
 # release's (sql/base, not installed) followed by every upgrade script in

@@ -791,6 +791,12 @@ BEGIN
 		RAISE EXCEPTION 'qid_anonymize_into: unknown suppression "%"', suppression
 			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
 	END IF;
+	-- before any work: the release would be computed only for CREATE TABLE to refuse it
+	IF to_regclass(release) IS NOT NULL THEN
+		RAISE EXCEPTION 'table % already exists', release
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'qid_anonymize_into writes only into a new table; pick another name or drop it.';
+	END IF;
 	star := suppression = 'star';
 	-- the caller's empty object arrives as NULL
 	hierarchies := coalesce(hierarchies, '{}');
@@ -1069,10 +1075,12 @@ COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, 
 									  text, double precision, double precision, text, text, text, boolean) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
--- Resolves the caller's table names with the caller's search_path, so it cannot
--- pin its own (like qid_assert); its body calls only schema-qualified
--- functions and uses no operator, so that path cannot redirect anything
-CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+-- The body of qid_anonymize_into (the documented name calls it, see the end of
+-- this script).  Resolves the caller's table names with the caller's
+-- search_path, so it cannot pin its own (like qid_assert); it calls only
+-- schema-qualified functions and uses no operator, so that path cannot
+-- redirect anything
+CREATE FUNCTION qidrisk_internal.qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
 								   max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
 								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
 								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
@@ -1098,9 +1106,9 @@ AS $$
 		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive, l, l_model, c,
 		t, t_distance, metric, suppression, local_recoding)
 $$;
-COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
-								  text, double precision, double precision, text, text, text, boolean) IS
-'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed or locally recoded, re-checked';
+COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
+								  text, integer, text, double precision, double precision, text, text, text, boolean) IS
+'internal: the body of qid_anonymize_into';
 
 -- ==== check history: owned by the superuser, written only by qid_check ====
 
@@ -1393,8 +1401,9 @@ LANGUAGE C STABLE;
 
 -- weighted_risk returns its classes in hash-table order, which a per-query
 -- placement key makes differ from call to call; floating-point sums taken in
--- that order differed in their last digit, so they are taken in class order.
-CREATE OR REPLACE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+-- that order differed in their last digit, so they are taken in class order
+-- (the body; the documented name calls it, see the end of this script).
+CREATE FUNCTION qidrisk_internal.weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
 RETURNS TABLE (sample_rows bigint, classes bigint, sample_uniques bigint,
 			   estimated_population double precision, expected_reidentifications double precision,
 			   reidentification_rate double precision, max_individual_risk double precision)
@@ -1416,9 +1425,10 @@ $$;
 -- 0.1.0 ranked the what-ifs by fewest singletons, so a what-if that changed
 -- every row could be "best"; now the best meets the caller's target (k, with
 -- at most max_suppressed of the rows below it) at the least cost.  The OUT
--- columns change, so the function is dropped and created again.
+-- columns change, so the function is dropped and created again, its body here
+-- (the documented name calls it, see the end of this script).
 DROP FUNCTION qid_generalize(regclass, text[], jsonb, boolean);
-CREATE FUNCTION qid_generalize(rel regclass, qid text[], generalizations jsonb,
+CREATE FUNCTION qidrisk_internal.qid_generalize(rel regclass, qid text[], generalizations jsonb,
 							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
 							   max_suppressed double precision DEFAULT 0,
 							   cost text DEFAULT 'rows_modified')
@@ -1514,8 +1524,8 @@ BEGIN
 		ORDER BY w.ord = 0, NOT w.meets, CASE WHEN w.meets THEN w.cost END, w.rows_below_k, w.cost, w.ord;
 END
 $$;
-COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
-'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
+COMMENT ON FUNCTION qidrisk_internal.qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
+'internal: the body of qid_generalize';
 
 -- ==== l-diversity and t-closeness aggregates over a QID ====
 
@@ -1857,6 +1867,7 @@ COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
 'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
 
 -- ==== The documented names of functions whose bodies moved to qidrisk_internal ====
+-- (those whose calls can be mistaken are C, at the end of this script)
 
 -- Owned by the superuser running this script, so it reads the table; the
 -- WHERE clause, behind a security barrier, is what a role may see of it
@@ -1875,31 +1886,6 @@ COMMENT ON VIEW qid_check_history IS
 'runs of qid_check / qid_assert with record_history => true that the caller may see: its own runs and those of roles it is a member of; members of pg_read_all_data and of the extension''s owner see all; restored_by names the role that inserted a row qid_check did not record (a restore)';
 GRANT SELECT ON qid_check_history TO PUBLIC;
 
-CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
-RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
-			   individual_risk double precision)
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.weighted_risk(rel, qid, weight, method);
-END;
-
-CREATE OR REPLACE FUNCTION kmap_value(release regclass, population regclass, qid text[],
-									  population_weight text DEFAULT NULL,
-									  population_qid text[] DEFAULT NULL)
-RETURNS double precision
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-RETURN qidrisk_internal.kmap_value(release, population, qid, population_weight, population_qid);
-
-CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
-RETURNS TABLE (column_name text, distinct_values double precision)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated);
-END;
-
 CREATE OR REPLACE FUNCTION qid_check_rules()
 RETURNS TABLE (rule text, setting text, description text)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -1908,35 +1894,10 @@ BEGIN ATOMIC
 	SELECT * FROM qidrisk_internal.qid_check_rules();
 END;
 
-CREATE FUNCTION hierarchy_levels(hierarchy regclass)
-RETURNS TABLE (value text, levels text[])
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.hierarchy_levels(hierarchy);
-END;
-COMMENT ON FUNCTION hierarchy_levels(regclass) IS
-'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
-
-CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
-RETURNS TABLE (value text, levels text[])
-AS 'MODULE_PATHNAME', 'qidrisk_hierarchy_levels'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
-'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
-
-CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
-RETURNS TABLE (value text, levels text[])
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.interval_hierarchy(rel, column_name, spec);
-END;
-COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
-'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
-
--- 0.1.0 functions whose bodies called what moved: the same bodies, calling qidrisk_internal
-CREATE OR REPLACE FUNCTION distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
+-- 0.1.0 functions whose bodies called what moved: the same bodies, calling
+-- qidrisk_internal, now in qidrisk_internal (the documented names call them,
+-- see the end of this script)
+CREATE FUNCTION qidrisk_internal.distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
 RETURNS double precision
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -1945,7 +1906,7 @@ AS $$
 	FROM qidrisk_internal.column_distinct_counts(rel, columns, estimated) AS d
 $$;
 
-CREATE OR REPLACE FUNCTION column_budgets(rel regclass, columns text[], population double precision,
+CREATE FUNCTION qidrisk_internal.column_budgets(rel regclass, columns text[], population double precision,
 							   k double precision, beta double precision DEFAULT 0.1,
 							   weights double precision[] DEFAULT NULL,
 							   estimated boolean DEFAULT false)
@@ -1970,7 +1931,7 @@ AS $$
 	ORDER BY i
 $$;
 
-CREATE OR REPLACE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
+CREATE FUNCTION qidrisk_internal.quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
 RETURNS anycompatible
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -1979,7 +1940,7 @@ AS $$ SELECT representatives[CASE WHEN coalesce(cardinality(cuts), 0) = coalesce
 								  ELSE qidrisk_internal.qidrisk_representatives_mismatch(cardinality(cuts),
 																					cardinality(representatives)) END] $$;
 
-CREATE OR REPLACE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[],
+CREATE FUNCTION qidrisk_internal.kmap_rows_below(release regclass, population regclass, qid text[],
 								k double precision,
 								population_weight text DEFAULT NULL,
 								population_qid text[] DEFAULT NULL)
@@ -2111,7 +2072,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION qid_generalize_into(rel regclass, qid text[], generalization jsonb,
+CREATE FUNCTION qidrisk_internal.qid_generalize_into(rel regclass, qid text[], generalization jsonb,
 									target_table text, drop_incomplete boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -2151,3 +2112,126 @@ BEGIN
 	RETURN written;
 END
 $$;
+
+-- ==== Documented names of SQL and PL/pgSQL bodies: a user's mistake shows the user's call ====
+
+-- An error raised inside a SQL or PL/pgSQL function carries a context line
+-- per frame, so a typo in a call of qid_generalize showed the internal
+-- functions and statements it went through (and pg_cron stored them).  The
+-- documented name of each such function is now C (src/boundary.c): it calls
+-- the body of the same name and arguments in qidrisk_internal, and an error
+-- of the caller's input (SQLSTATE classes 22, 42, 3F; 0A000, 55000) comes out
+-- with the caller's own context lines only.  Other errors keep theirs.
+CREATE OR REPLACE FUNCTION rows_below(profile qid_profile, k integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION quantile_bucket_value(value anyelement, cuts anyarray, representatives anycompatiblearray)
+RETURNS anycompatible
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION column_distinct_counts(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION distinct_product(rel regclass, columns text[], estimated boolean DEFAULT false)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION column_budgets(rel regclass, columns text[], population double precision,
+										  k double precision, beta double precision DEFAULT 0.1,
+										  weights double precision[] DEFAULT NULL,
+										  estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision, budget double precision,
+			   generalize boolean)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION kmap_value(release regclass, population regclass, qid text[],
+									  population_weight text DEFAULT NULL,
+									  population_qid text[] DEFAULT NULL)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[],
+										   k double precision,
+										   population_weight text DEFAULT NULL,
+										   population_qid text[] DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION weighted_risk(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (class jsonb, sample_rows bigint, estimated_population double precision,
+			   individual_risk double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight text, method text DEFAULT 'approx')
+RETURNS TABLE (sample_rows bigint, classes bigint, sample_uniques bigint,
+			   estimated_population double precision, expected_reidentifications double precision,
+			   reidentification_rate double precision, max_individual_risk double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass)
+RETURNS TABLE (value text, levels text[])
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hierarchy_levels(regclass) IS
+'the rows of a hierarchy table in ARX''s layout (value, level 1, ..., level n) as value and levels[]';
+
+CREATE FUNCTION hierarchy_levels(hierarchy regclass, child_column text, parent_column text)
+RETURNS TABLE (value text, levels text[])
+AS 'MODULE_PATHNAME', 'qidrisk_hierarchy_levels'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hierarchy_levels(regclass, text, text) IS
+'a child -> parent hierarchy table as value and levels[] (each node''s ancestors; a top stays itself)';
+
+CREATE FUNCTION interval_hierarchy(rel regclass, column_name text, spec jsonb)
+RETURNS TABLE (value text, levels text[])
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION interval_hierarchy(regclass, text, jsonb) IS
+'a nested interval hierarchy of a column''s values: {"widths": [w1, w2, ...]} (each a multiple of the last) or {"cuts": [[...], ...]} (level j cuts at the cuts of levels j..n), then *';
+
+CREATE FUNCTION qid_generalize(rel regclass, qid text[], generalizations jsonb,
+							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
+							   max_suppressed double precision DEFAULT 0,
+							   cost text DEFAULT 'rows_modified')
+RETURNS TABLE (name text, local boolean, singletons bigint, singleton_share double precision,
+			   rows_modified bigint, rows_removed bigint, classes bigint, rows bigint,
+			   is_best boolean, k_anonymity bigint, rows_below_k bigint, values_changed bigint,
+			   meets_target boolean)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
+'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
+
+CREATE OR REPLACE FUNCTION qid_generalize_into(rel regclass, qid text[], generalization jsonb,
+											   target_table text, drop_incomplete boolean DEFAULT false)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
+
+-- the body resolves the caller's table names with the caller's search_path,
+-- which this C function leaves as it is
+CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+								   max_suppressed double precision DEFAULT 0, sensitive text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false)
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, final_k bigint, final_l bigint, final_t double precision,
+			   rows_recoded bigint, recoding text)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
+								  text, double precision, double precision, text, text, text, boolean) IS
+'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed or locally recoded, re-checked';

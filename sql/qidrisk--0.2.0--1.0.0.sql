@@ -155,7 +155,10 @@ DROP FUNCTION anonymity_partitions(double precision, double precision, double pr
 DROP FUNCTION qidrisk_internal.anonymity_partitions(double precision, double precision, double precision);
 DROP FUNCTION column_budgets(regclass, text[], double precision, double precision, double precision,
 							 double precision[], boolean);
+DROP FUNCTION qidrisk_internal.column_budgets(regclass, text[], double precision, double precision,
+											  double precision, double precision[], boolean);
 DROP FUNCTION distinct_product(regclass, text[], boolean);
+DROP FUNCTION qidrisk_internal.distinct_product(regclass, text[], boolean);
 DROP FUNCTION column_distinct_counts(regclass, text[], boolean);
 DROP FUNCTION qidrisk_internal.column_distinct_counts(regclass, text[], boolean);
 
@@ -257,17 +260,7 @@ BEGIN
 	END IF;
 END
 $$;
-CREATE FUNCTION column_distinct_counts(rel regclass, qid text[], estimated boolean DEFAULT false)
-RETURNS TABLE (column_name text, distinct_values double precision)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.column_distinct_counts(rel, qid, estimated);
-END;
-COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
-'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
-
-CREATE FUNCTION distinct_product(rel regclass, qid text[], estimated boolean DEFAULT false)
+CREATE FUNCTION qidrisk_internal.distinct_product(rel regclass, qid text[], estimated boolean DEFAULT false)
 RETURNS double precision
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -275,13 +268,11 @@ AS $$
 	SELECT exp(sum(ln(greatest(d.distinct_values, 1))))
 	FROM qidrisk_internal.column_distinct_counts(rel, qid, estimated) AS d
 $$;
-COMMENT ON FUNCTION distinct_product(regclass, text[], boolean) IS
-'the Multiple Domain Assumption: product of the columns'' distinct counts, exact or from pg_stats';
 
-CREATE FUNCTION column_budgets(rel regclass, qid text[], population_size double precision,
-							   k integer, beta double precision DEFAULT 0.1,
-							   weights double precision[] DEFAULT NULL,
-							   estimated boolean DEFAULT false)
+CREATE FUNCTION qidrisk_internal.column_budgets(rel regclass, qid text[], population_size double precision,
+												k integer, beta double precision DEFAULT 0.1,
+												weights double precision[] DEFAULT NULL,
+												estimated boolean DEFAULT false)
 RETURNS TABLE (column_name text, distinct_values double precision, budget double precision,
 			   generalize boolean)
 LANGUAGE sql STABLE
@@ -302,23 +293,55 @@ AS $$
 	FROM b, generate_subscripts(b.names, 1) AS i
 	ORDER BY i
 $$;
+
+-- the documented names call the bodies above (src/boundary.c)
+CREATE FUNCTION column_distinct_counts(rel regclass, qid text[], estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
+'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
+
+CREATE FUNCTION distinct_product(rel regclass, qid text[], estimated boolean DEFAULT false)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION distinct_product(regclass, text[], boolean) IS
+'the Multiple Domain Assumption: product of the columns'' distinct counts, exact or from pg_stats';
+
+CREATE FUNCTION column_budgets(rel regclass, qid text[], population_size double precision,
+							   k integer, beta double precision DEFAULT 0.1,
+							   weights double precision[] DEFAULT NULL,
+							   estimated boolean DEFAULT false)
+RETURNS TABLE (column_name text, distinct_values double precision, budget double precision,
+			   generalize boolean)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
 COMMENT ON FUNCTION column_budgets(regclass, text[], double precision, integer, double precision, double precision[], boolean) IS
 'how many distinct values each QID column may keep for probabilistic (1-beta, k)-anonymity in a population (Theorem 4 and equation 1)';
 
 -- ==== k-map and weighted risk: population_weight_column, weight_column, k integer, rows, singletons ====
 
--- the documented kmap_value and weighted_risk call their internal bodies
--- (SQL-standard bodies, so they are dropped first)
-DROP FUNCTION kmap_value(regclass, regclass, text[], text, text[]);
-DROP FUNCTION weighted_risk(regclass, text[], text, text);
-DROP FUNCTION weighted_risk_summary(regclass, text[], text, text);
 DROP FUNCTION kmap_count(regclass, regclass, text[], text, text[]);
-DROP FUNCTION kmap_row_counts(regclass, regclass, text[], text, text[]);
-DROP FUNCTION kmap_rows_below(regclass, regclass, text[], double precision, text, text[]);
-DROP FUNCTION qidrisk_internal.kmap_value(regclass, regclass, text[], text, text[]);
-DROP FUNCTION qidrisk_internal.weighted_risk(regclass, text[], text, text);
 DROP FUNCTION qidrisk_internal.kmap_count(regclass, regclass, text[], text, text[]);
+DROP FUNCTION kmap_row_counts(regclass, regclass, text[], text, text[]);
+DROP FUNCTION kmap_value(regclass, regclass, text[], text, text[]);
+DROP FUNCTION qidrisk_internal.kmap_value(regclass, regclass, text[], text, text[]);
+DROP FUNCTION kmap_rows_below(regclass, regclass, text[], double precision, text, text[]);
+DROP FUNCTION qidrisk_internal.kmap_rows_below(regclass, regclass, text[], double precision, text, text[]);
+DROP FUNCTION weighted_risk(regclass, text[], text, text);
+DROP FUNCTION qidrisk_internal.weighted_risk(regclass, text[], text, text);
+DROP FUNCTION weighted_risk_summary(regclass, text[], text, text);
+DROP FUNCTION qidrisk_internal.weighted_risk_summary(regclass, text[], text, text);
 
+CREATE FUNCTION kmap_count(release regclass, population regclass, qid text[],
+						   population_weight_column text DEFAULT NULL,
+						   population_qid text[] DEFAULT NULL)
+RETURNS TABLE (class jsonb, release_rows bigint, population_rows double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_kmap_count'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kmap_count(regclass, regclass, text[], text, text[]) IS
+'k-map: for each QID class of the release, its rows and the matching rows of the population (or the sum of their weights); NULL matches NULL';
 CREATE FUNCTION qidrisk_internal.kmap_count(release regclass, population regclass, qid text[],
 											population_weight_column text DEFAULT NULL::text,
 											population_qid text[] DEFAULT NULL::text[])
@@ -326,6 +349,18 @@ RETURNS TABLE(class jsonb, release_rows bigint, population_rows double precision
 LANGUAGE c
 STABLE PARALLEL RESTRICTED
 AS 'MODULE_PATHNAME', 'qidrisk_kmap_count';
+
+CREATE FUNCTION kmap_row_counts(release regclass, population regclass, qid text[],
+								population_weight_column text DEFAULT NULL,
+								population_qid text[] DEFAULT NULL)
+RETURNS TABLE (release_row jsonb, class jsonb, release_rows bigint,
+			   population_rows double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_kmap_row_counts'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kmap_row_counts(regclass, regclass, text[], text, text[]) IS
+'k-map per release row: each row of the release (to_jsonb) with its class and the class''s release and population counts';
+
+-- the bodies of the documented names below
 CREATE FUNCTION qidrisk_internal.kmap_value(release regclass, population regclass, qid text[],
 						   population_weight_column text DEFAULT NULL,
 						   population_qid text[] DEFAULT NULL)
@@ -336,6 +371,30 @@ AS $$
 	SELECT min(k.population_rows)
 	FROM qidrisk_internal.kmap_count(release, population, qid, population_weight_column, population_qid) AS k
 $$;
+
+-- k is the anonymity level, an integer as everywhere else (0.2.0: float8)
+CREATE FUNCTION qidrisk_internal.kmap_rows_below(release regclass, population regclass, qid text[], k integer,
+												 population_weight_column text DEFAULT NULL,
+												 population_qid text[] DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF k IS NULL THEN
+		RAISE EXCEPTION 'kmap_rows_below: k must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF k < 1 THEN
+		RAISE EXCEPTION 'kmap_rows_below: k must be at least 1, not %', k
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN (SELECT coalesce(sum(c.release_rows) FILTER (WHERE c.population_rows < k), 0)::bigint
+			FROM qidrisk_internal.kmap_count(release, population, qid, population_weight_column,
+										population_qid) AS c);
+END
+$$;
+
 CREATE FUNCTION qidrisk_internal.weighted_risk(rel regclass, qid text[], weight_column text,
 											   method text DEFAULT 'approx')
 RETURNS TABLE (class jsonb, rows bigint, estimated_population double precision,
@@ -358,73 +417,9 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION kmap_count(release regclass, population regclass, qid text[],
-						   population_weight_column text DEFAULT NULL,
-						   population_qid text[] DEFAULT NULL)
-RETURNS TABLE (class jsonb, release_rows bigint, population_rows double precision)
-AS 'MODULE_PATHNAME', 'qidrisk_kmap_count'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION kmap_count(regclass, regclass, text[], text, text[]) IS
-'k-map: for each QID class of the release, its rows and the matching rows of the population (or the sum of their weights); NULL matches NULL';
-
-CREATE FUNCTION kmap_row_counts(release regclass, population regclass, qid text[],
-								population_weight_column text DEFAULT NULL,
-								population_qid text[] DEFAULT NULL)
-RETURNS TABLE (release_row jsonb, class jsonb, release_rows bigint,
-			   population_rows double precision)
-AS 'MODULE_PATHNAME', 'qidrisk_kmap_row_counts'
-LANGUAGE C STABLE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION kmap_row_counts(regclass, regclass, text[], text, text[]) IS
-'k-map per release row: each row of the release (to_jsonb) with its class and the class''s release and population counts';
-
-CREATE FUNCTION kmap_value(release regclass, population regclass, qid text[],
-						   population_weight_column text DEFAULT NULL,
-						   population_qid text[] DEFAULT NULL)
-RETURNS double precision
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-RETURN qidrisk_internal.kmap_value(release, population, qid, population_weight_column, population_qid);
-COMMENT ON FUNCTION kmap_value(regclass, regclass, text[], text, text[]) IS
-'the k-map value of the release: the smallest population count of its QID classes (NULL for an empty release)';
-
--- k is the anonymity level, an integer as everywhere else (0.2.0: float8)
-CREATE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[], k integer,
-								population_weight_column text DEFAULT NULL,
-								population_qid text[] DEFAULT NULL)
-RETURNS bigint
-LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	IF k IS NULL THEN
-		RAISE EXCEPTION 'kmap_rows_below: k must not be NULL'
-			USING ERRCODE = 'null_value_not_allowed';
-	END IF;
-	IF k < 1 THEN
-		RAISE EXCEPTION 'kmap_rows_below: k must be at least 1, not %', k
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	RETURN (SELECT coalesce(sum(c.release_rows) FILTER (WHERE c.population_rows < k), 0)::bigint
-			FROM qidrisk_internal.kmap_count(release, population, qid, population_weight_column,
-										population_qid) AS c);
-END
-$$;
-COMMENT ON FUNCTION kmap_rows_below(regclass, regclass, text[], integer, text, text[]) IS
-'rows of the release whose QID class matches fewer than k population rows (or less than k of population weight)';
-
-CREATE FUNCTION weighted_risk(rel regclass, qid text[], weight_column text, method text DEFAULT 'approx')
-RETURNS TABLE (class jsonb, rows bigint, estimated_population double precision,
-			   individual_risk double precision)
-LANGUAGE sql STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT * FROM qidrisk_internal.weighted_risk(rel, qid, weight_column, method);
-END;
-COMMENT ON FUNCTION weighted_risk(regclass, text[], text, text) IS
-'per QID class of a weighted sample: its rows f_k, the estimated population F_k (sum of weights) and the individual risk of each of its records';
-
 -- sums in class order (weighted_risk's order differs from call to call)
-CREATE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight_column text, method text DEFAULT 'approx')
+CREATE FUNCTION qidrisk_internal.weighted_risk_summary(rel regclass, qid text[], weight_column text,
+													   method text DEFAULT 'approx')
 RETURNS TABLE (rows bigint, classes bigint, singletons bigint,
 			   estimated_population double precision, expected_reidentifications double precision,
 			   reidentification_rate double precision, max_individual_risk double precision)
@@ -440,6 +435,40 @@ AS $$
 		   max(w.individual_risk)
 	FROM qidrisk_internal.weighted_risk(rel, qid, weight_column, method) AS w
 $$;
+
+-- the documented names call the bodies above (src/boundary.c)
+CREATE FUNCTION kmap_value(release regclass, population regclass, qid text[],
+						   population_weight_column text DEFAULT NULL,
+						   population_qid text[] DEFAULT NULL)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kmap_value(regclass, regclass, text[], text, text[]) IS
+'the k-map value of the release: the smallest population count of its QID classes (NULL for an empty release)';
+
+CREATE FUNCTION kmap_rows_below(release regclass, population regclass, qid text[], k integer,
+								population_weight_column text DEFAULT NULL,
+								population_qid text[] DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kmap_rows_below(regclass, regclass, text[], integer, text, text[]) IS
+'rows of the release whose QID class matches fewer than k population rows (or less than k of population weight)';
+
+CREATE FUNCTION weighted_risk(rel regclass, qid text[], weight_column text, method text DEFAULT 'approx')
+RETURNS TABLE (class jsonb, rows bigint, estimated_population double precision,
+			   individual_risk double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION weighted_risk(regclass, text[], text, text) IS
+'per QID class of a weighted sample: its rows f_k, the estimated population F_k (sum of weights) and the individual risk of each of its records';
+
+CREATE FUNCTION weighted_risk_summary(rel regclass, qid text[], weight_column text, method text DEFAULT 'approx')
+RETURNS TABLE (rows bigint, classes bigint, singletons bigint,
+			   estimated_population double precision, expected_reidentifications double precision,
+			   reidentification_rate double precision, max_individual_risk double precision)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION weighted_risk_summary(regclass, text[], text, text) IS
 'global risk of a weighted sample: expected number of re-identifications (sum of the records'' individual risks), its rate per record, singletons (sample uniques) and the largest individual risk';
 
@@ -457,7 +486,8 @@ COMMENT ON FUNCTION qid_search(regclass, text[], integer, boolean, boolean) IS
 'singletons and classes of every subset of the candidate columns (one scan, stripped partitions), best quasi-identifier first';
 
 DROP FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text);
-CREATE FUNCTION qid_generalize(rel regclass, qid text[], whatifs jsonb,
+DROP FUNCTION qidrisk_internal.qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text);
+CREATE FUNCTION qidrisk_internal.qid_generalize(rel regclass, qid text[], whatifs jsonb,
 							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
 							   max_suppressed double precision DEFAULT 0,
 							   cost text DEFAULT 'rows_modified')
@@ -552,6 +582,20 @@ BEGIN
 		ORDER BY w.ord = 0, NOT w.meets, CASE WHEN w.meets THEN w.cost END, w.rows_below_k, w.cost, w.ord;
 END
 $$;
+COMMENT ON FUNCTION qidrisk_internal.qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
+'internal: the body of qid_generalize';
+
+-- the documented name calls the body (src/boundary.c)
+CREATE FUNCTION qid_generalize(rel regclass, qid text[], whatifs jsonb,
+							   drop_incomplete boolean DEFAULT false, k integer DEFAULT 2,
+							   max_suppressed double precision DEFAULT 0,
+							   cost text DEFAULT 'rows_modified')
+RETURNS TABLE (name text, local boolean, singletons bigint, singleton_share double precision,
+			   rows_modified bigint, rows_removed bigint, classes bigint, rows bigint,
+			   best boolean, k_anonymity bigint, rows_below_k bigint, values_changed bigint,
+			   meets_target boolean)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C STABLE;
 COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, double precision, text) IS
 'what-if generalizations of a QID (mapping table, constant, ranges of at least k rows, their means; global or local to the singletons): singletons, k reached, rows below the target k, rows modified and values changed of each; best = meets the target k (at most max_suppressed of the rows below it) at the least cost; modifies nothing';
 
@@ -559,8 +603,9 @@ COMMENT ON FUNCTION qid_generalize(regclass, text[], jsonb, boolean, integer, do
 -- qid_anonymize_into reports them: rows written, modified, dropped as
 -- incomplete, and the k-anonymity measured on what was written
 DROP FUNCTION qid_generalize_into(regclass, text[], jsonb, text, boolean);
-CREATE FUNCTION qid_generalize_into(rel regclass, qid text[], whatif jsonb,
-									release text, drop_incomplete boolean DEFAULT false)
+DROP FUNCTION qidrisk_internal.qid_generalize_into(regclass, text[], jsonb, text, boolean);
+CREATE FUNCTION qidrisk_internal.qid_generalize_into(rel regclass, qid text[], whatif jsonb,
+													 release text, drop_incomplete boolean DEFAULT false)
 RETURNS TABLE (rows_released bigint, rows_modified bigint, rows_removed bigint, k_anonymity bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -611,6 +656,13 @@ BEGIN
 	RETURN NEXT;
 END
 $$;
+
+-- the documented name calls the body (src/boundary.c)
+CREATE FUNCTION qid_generalize_into(rel regclass, qid text[], whatif jsonb,
+									release text, drop_incomplete boolean DEFAULT false)
+RETURNS TABLE (rows_released bigint, rows_modified bigint, rows_removed bigint, k_anonymity bigint)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION qid_generalize_into(regclass, text[], jsonb, text, boolean) IS
 'write rel with one what-if of its QID applied (as qid_generalize measures it) into a new table, and report its rows released, modified and removed and its k-anonymity; the source is not modified';
 
@@ -624,6 +676,9 @@ DROP FUNCTION qidrisk_internal.qid_lattice(regclass, text[], jsonb, integer, dou
 										   double precision, double precision, text, text, text);
 DROP FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
 								 text, double precision, double precision, text, text, text, boolean);
+DROP FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text,
+												  integer, text, double precision, double precision, text, text,
+												  text, boolean);
 DROP FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text,
 												 integer, text, double precision, double precision, text, text,
 												 text, boolean);
@@ -724,6 +779,12 @@ BEGIN
 	IF suppression NOT IN ('remove', 'star') THEN
 		RAISE EXCEPTION 'qid_anonymize_into: unknown suppression "%"', suppression
 			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
+	END IF;
+	-- before any work: the release would be computed only for CREATE TABLE to refuse it
+	IF to_regclass(release) IS NOT NULL THEN
+		RAISE EXCEPTION 'table % already exists', release
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'qid_anonymize_into writes only into a new table; pick another name or drop it.';
 	END IF;
 	star := suppression = 'star';
 	-- the caller's empty object arrives as NULL
@@ -1004,10 +1065,10 @@ COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, 
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
 
--- Resolves the caller's table names with the caller's search_path, so it cannot
--- pin its own (like qid_assert); its body calls only schema-qualified
--- functions and uses no operator, so that path cannot redirect anything
-CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+-- the body of qid_anonymize_into: resolves the caller's table names with the
+-- caller's search_path, so it cannot pin its own; it calls only
+-- schema-qualified functions and uses no operator
+CREATE FUNCTION qidrisk_internal.qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
 								   max_suppressed double precision DEFAULT 0, sensitive_column text DEFAULT NULL,
 								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
 								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
@@ -1033,6 +1094,22 @@ AS $$
 		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive_column, l, l_model, c,
 		t, t_distance, metric, suppression, local_recoding)
 $$;
+COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
+								  text, integer, text, double precision, double precision, text, text, text, boolean) IS
+'internal: the body of qid_anonymize_into';
+
+-- the documented name calls the body (src/boundary.c), leaving the caller's search_path as it is
+CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+								   max_suppressed double precision DEFAULT 0, sensitive_column text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false)
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
+			   rows_recoded bigint, recoding text)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
 								  text, double precision, double precision, text, text, text, boolean) IS
 'writes a new table: the source generalized to the best anonymous node of qid_lattice, failing rows suppressed or locally recoded, re-checked';

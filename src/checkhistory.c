@@ -126,8 +126,8 @@ RecordCheck(Oid rel, Datum qid, Datum policy, Datum results, bool passed)
  * (rule, setting, measured, threshold, passed); record_history => true also
  * appends the run to the check history.
  */
-Datum
-qidrisk_qid_check(PG_FUNCTION_ARGS)
+static Datum
+QidCheck(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			argtypes[3] = {REGCLASSOID, TEXTARRAYOID, JSONBOID};
@@ -213,6 +213,13 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* qid_check under a boundary: a mistake in the table, QID or policy shows the call alone */
+Datum
+qidrisk_qid_check(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(QidCheck, fcinfo);
+}
+
 /*
  * CALL qid_assert(rel, qid, policy, record_history): silent when every rule
  * of the policy holds, else SQLSTATE QR001 naming the failed rules.  With
@@ -220,8 +227,8 @@ qidrisk_qid_check(PG_FUNCTION_ARGS)
  * failing night stays on record; that needs a CALL allowed to commit, which a
  * procedure in C can see before it evaluates anything.
  */
-Datum
-qidrisk_qid_assert(PG_FUNCTION_ARGS)
+static Datum
+QidAssert(PG_FUNCTION_ARGS)
 {
 	bool		atomic = !(fcinfo->context && IsA(fcinfo->context, CallContext)) ||
 		((CallContext *) fcinfo->context)->atomic;
@@ -314,4 +321,11 @@ qidrisk_check_history_provenance(PG_FUNCTION_ARGS)
 		}
 	}
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &attnum, &value, &isnull));
+}
+
+/* qid_assert under a boundary: a mistake in the table, QID or policy shows the call alone */
+Datum
+qidrisk_qid_assert(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(QidAssert, fcinfo);
 }

@@ -457,8 +457,8 @@ CompareTexts(const void *a, const void *b, void *arg)
  * generalization at the lowest level that meets the limits, the level and
  * the value's rows
  */
-Datum
-qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
+static Datum
+HierarchyGeneralize(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Hierarchy	h;
@@ -735,8 +735,8 @@ EmitLevels(Hierarchy *h, ReturnSetInfo *rsinfo, int32 max_depth)
  * ancestors level by level up to the greatest depth.  The table is read
  * once; every node climbs once, so a chain of any depth costs its length.
  */
-Datum
-qidrisk_hierarchy_levels(PG_FUNCTION_ARGS)
+static Datum
+HierarchyLevels(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Hierarchy	h;
@@ -798,4 +798,18 @@ qidrisk_hierarchy_levels(PG_FUNCTION_ARGS)
 
 	EmitLevels(&h, rsinfo, max_depth);
 	return (Datum) 0;
+}
+
+/* hierarchy_levels under a boundary: an error of the input shows the call, not the read */
+Datum
+qidrisk_hierarchy_levels(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(HierarchyLevels, fcinfo);
+}
+
+/* hierarchy_generalize under a boundary: an error of the input shows the call, not the reads */
+Datum
+qidrisk_hierarchy_generalize(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(HierarchyGeneralize, fcinfo);
 }

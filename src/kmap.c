@@ -1541,8 +1541,8 @@ KmapBuild(FunctionCallInfo fcinfo, const char *funcname, char **release_name)
  * kmap_count(release, population, qid, population_weight_column, population_qid):
  * one row per class of the release with its size and its population count.
  */
-Datum
-qidrisk_kmap_count(PG_FUNCTION_ARGS)
+static Datum
+KmapCount(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	KmapState  *state;
@@ -1574,12 +1574,19 @@ qidrisk_kmap_count(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* kmap_count under a boundary: an error of the input shows the call, not the scans */
+Datum
+qidrisk_kmap_count(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(KmapCount, fcinfo);
+}
+
 /*
  * kmap_row_counts(...): every row of the release (as jsonb) with its class
  * and the class's figures, matched by fingerprint rather than by jsonb.
  */
-Datum
-qidrisk_kmap_row_counts(PG_FUNCTION_ARGS)
+static Datum
+KmapRowCounts(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	KmapState  *state;
@@ -1602,4 +1609,11 @@ qidrisk_kmap_row_counts(PG_FUNCTION_ARGS)
 		PopActiveSnapshot();
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/* kmap_row_counts under a boundary: an error of the input shows the call, not the scans */
+Datum
+qidrisk_kmap_row_counts(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(KmapRowCounts, fcinfo);
 }

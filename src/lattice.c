@@ -1744,8 +1744,8 @@ NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
  * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
  * c, t, t_distance, metric, evaluate): one row per node of the lattice.
  */
-Datum
-qidrisk_qid_lattice(PG_FUNCTION_ARGS)
+static Datum
+QidLattice(PG_FUNCTION_ARGS)
 {
 	const char *funcname = "qid_lattice";
 	static const char *const l_models[] = {"distinct", "entropy", "recursive"};
@@ -2102,6 +2102,13 @@ qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 	return (Datum) 0;
+}
+
+/* qid_lattice under a boundary: an error of the input shows the call, not the hierarchies' reads */
+Datum
+qidrisk_qid_lattice(PG_FUNCTION_ARGS)
+{
+	return QidCallBounded(QidLattice, fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(qidrisk_qualified_table);

@@ -557,6 +557,11 @@ extern void QidSketchMerge(QidSketch *into, const QidSketch *from);
 extern bytea *QidSketchSerialize(const QidSketch *sketch);
 extern QidSketch *QidSketchDeserialize(MemoryContext context, bytea *bytes);
 
+/* ---- boundary.c ---- */
+
+/* body(fcinfo), whose errors of the user's input show no context from inside it */
+extern Datum QidCallBounded(PGFunction body, FunctionCallInfo fcinfo);
+
 /* ---- qidkey.c ---- */
 
 struct pg_uuid_t;

@@ -3,8 +3,9 @@
 # cluster of its own, initialised with Debian's default authentication (peer on
 # the socket, scram-sha-256 over TCP) and configured as the page says; a
 # non-superuser steward schedules a nightly check, a passing and a failing
-# every-minute qid_assert; after one
-# run of each, pg_cron's run details and both history rows are there.
+# every-minute qid_assert, and one with a mistyped policy; after one run of
+# each, pg_cron's run details and both history rows are there, and the
+# mistyped policy's error shows no internals.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 if [ -n "${PG_CONFIG:-}" ]; then
@@ -28,7 +29,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-echo "1..8"
+echo "1..9"
 as_postgres "'$bindir/initdb' -D '$tmp/data' -U postgres --auth-local=peer --auth-host=scram-sha-256" >/dev/null
 # the settings docs/checks.md gives, nothing more
 cat >> "$tmp/data/postgresql.conf" <<CONF
@@ -55,6 +56,8 @@ SELECT cron.schedule('licences-publication-check', '0 2 * * *',
 	$$CALL qid_assert('public.licences', ARRAY['birth_year', 'sex'], '{"min_k": 5}', record_history => true)$$);
 SELECT cron.schedule('licences-check-now', '* * * * *',
 	$$CALL qid_assert('public.licences', ARRAY['birth_year', 'sex'], '{"min_k": 5}', record_history => true)$$);
+SELECT cron.schedule('licences-typo', '* * * * *',
+	$$CALL qid_assert('public.licences', ARRAY['sex'], '{"min_kk": 5}', record_history => true)$$);
 SQL
 ok "$(echo "SELECT string_agg(DISTINCT type || ' ' || auth_method, ', ') FROM pg_hba_file_rules WHERE type IN ('local', 'host')" | sq postgres)" \
 	"host scram-sha-256, local peer" "the cluster has Debian's default authentication"
@@ -62,14 +65,17 @@ ok "$(echo "SELECT string_agg(DISTINCT type || ' ' || auth_method, ', ') FROM pg
 done_runs=0
 for _ in $(seq 1 100); do
 	done_runs=$(echo "SELECT count(DISTINCT jobid) FROM cron.job_run_details WHERE status IN ('succeeded', 'failed')" | sq publications)
-	[ "$done_runs" = 2 ] && break
+	[ "$done_runs" = 3 ] && break
 	sleep 1
 done
-ok "$done_runs" "2" "both jobs ran within 100 s"
+ok "$done_runs" "3" "the three jobs ran within 100 s"
 ok "$(echo "SELECT d.status FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-sex' ORDER BY d.start_time LIMIT 1" | sq publications)" \
 	"succeeded" "the passing check's job succeeded"
 ok "$(echo "SELECT d.status || ': ' || split_part(d.return_message, E'\n', 1) FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-check-now' ORDER BY d.start_time LIMIT 1" | sq publications)" \
 	"failed: ERROR: qidrisk policy check failed for public.licences: min_k" "the failing check's job failed with the QR001 message"
+ok "$(echo "SELECT d.status || ': ' || replace(rtrim(d.return_message, E'\n'), E'\n', ' | ') FROM cron.job_run_details d JOIN cron.job j USING (jobid) WHERE j.jobname = 'licences-typo' ORDER BY d.start_time LIMIT 1" | sq publications)" \
+	'failed: ERROR: unknown qid_check policy rule "min_kk" | HINT: Known rules: min_k, max_singleton_share, max_rows_below_k, max_birthday_uniqueness, min_kmap, max_qar_risk, min_l, max_t.' \
+	"the mistyped policy's job failed with its message and hint, and no context of qidrisk's internals"
 ok "$(echo "SELECT string_agg(checked_by || ' ' || array_to_string(qid, ',') || ' ' || passed, '; ' ORDER BY passed DESC) FROM (SELECT DISTINCT ON (qid) * FROM qid_check_history ORDER BY qid, checked_at) h" | sq publications)" \
 	"steward sex true; steward birth_year,sex false" "both runs left a history row in the steward's name, the failing one too"
 ok "$(echo "SELECT results -> 0 ->> 'measured' FROM qid_check_history WHERE NOT passed ORDER BY checked_at LIMIT 1" | sq publications)" \

@@ -10,7 +10,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(67);
+SELECT plan(69);
 
 -- Functions, aggregates and procedures of the extension
 CREATE TEMP VIEW ext_proc AS
@@ -35,12 +35,26 @@ SELECT is((SELECT count(*) FROM ext_proc WHERE lang NOT IN ('c', 'internal', 'sq
 SELECT is((SELECT array_agg(sig ORDER BY sig) FROM ext_proc
 		   WHERE lang IN ('sql', 'plpgsql')
 		   AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, pg_temp' = ANY (proconfig))),
-		  ARRAY['qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text,boolean)'],
-		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_anonymize_into does not');
+		  ARRAY['qidrisk_internal.qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text,boolean)'],
+		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_anonymize_into''s body does not');
 SELECT is((SELECT array_agg(m[1]) FROM ext_proc,
 		   regexp_matches(prosrc, '([A-Za-z_][A-Za-z_0-9.]*)\s*\(', 'g') AS m
 		   WHERE name = 'qid_anonymize_into' AND m[1] NOT LIKE '%.%'),
 		  NULL, 'qid_anonymize_into calls only schema-qualified functions');
+
+-- a documented name in C that calls its body in qidrisk_internal (src/boundary.c)
+-- has one, of the same arguments, result, volatility, strictness and parallel safety
+SELECT is((SELECT array_agg(e.sig ORDER BY e.sig) FROM ext_proc e JOIN pg_proc d ON d.oid = e.oid
+		   WHERE e.lang = 'c' AND e.prosrc = 'qidrisk_call_internal'
+		   AND NOT EXISTS (SELECT 1 FROM pg_proc b
+						   WHERE b.pronamespace = 'qidrisk_internal'::regnamespace AND b.proname = d.proname
+						   AND b.proargtypes = d.proargtypes AND b.prorettype = d.prorettype
+						   AND b.proretset = d.proretset AND b.provolatile = d.provolatile
+						   AND b.proisstrict = d.proisstrict AND b.proparallel = d.proparallel
+						   AND b.prolang <> d.prolang)), NULL,
+		  'every documented name that calls a body has one in qidrisk_internal, alike but for its language');
+SELECT is((SELECT count(*) FROM ext_proc WHERE lang = 'c' AND prosrc = 'qidrisk_call_internal'), 14::bigint,
+		  'the documented names of 14 SQL and PL/pgSQL bodies call them under a boundary');
 
 -- 3. volatility: anything that reads a table is STABLE or VOLATILE.  Readers
 -- are found in the bodies (EXECUTE, FROM a relation or catalog, or a call of
