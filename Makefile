@@ -46,6 +46,18 @@ sql/qidrisk--$(EXTVERSION).sql: sql/base/qidrisk--0.1.0.sql $(UPGRADES)
 $(OBJS): src/qidrisk.h src/compat.h
 src/qidsearch.o: src/qidsearch_refine.h
 
+# The regression suites create roles and read as them: a clear stop for a
+# role that is not a superuser, before pg_regress creates its database
+installcheck: check-superuser
+.PHONY: check-superuser
+check-superuser:
+	@su=$$(psql -X -At -d postgres -c "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) current_user" 2>&1); \
+	if [ "$$su" != t ]; then \
+		echo "make installcheck: the regression suites need a superuser (they create roles and read as them); connected as $$(psql -X -At -d postgres -c 'SELECT current_user' 2>/dev/null || echo '?'): $$su" >&2; \
+		echo "Run them as one (e.g. PGUSER=postgres make installcheck), or run bash test/check.sh, which makes a throwaway cluster." >&2; \
+		exit 1; \
+	fi
+
 .PHONY: prove
 prove:
 	pg_prove --ext .sql test/pgtap/

@@ -1866,6 +1866,20 @@ $$;
 COMMENT ON FUNCTION column_distinct_counts(regclass, text[], boolean) IS
 'distinct values of each column (NULL counted as a value), exact or estimated from pg_stats';
 
+-- ==== state_events: which paths this process's frequency states took, for tests ====
+
+-- Counts since the process started; a test compares them before and after one
+-- query to show that it partitioned, lent, received or decoded a state (spills
+-- and parallel workers show in EXPLAIN (ANALYZE, BUFFERS)).  The leader's own
+-- counts only: it must not run in a worker.
+CREATE FUNCTION qidrisk_internal.state_events(OUT partitioned bigint, OUT lent bigint,
+											  OUT files_received bigint, OUT partitions_decoded bigint,
+											  OUT partitions_to_runs bigint)
+AS 'MODULE_PATHNAME', 'qidrisk_state_events'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qidrisk_internal.state_events() IS
+'for tests: how many frequency states this process moved into partitions, how many partial states it lent and took back, read from workers'' hand-over files, and how many received partitions it decoded into arrays or wrote straight to runs, since it started';
+
 -- ==== The documented names of functions whose bodies moved to qidrisk_internal ====
 -- (those whose calls can be mistaken are C, at the end of this script)
 

@@ -186,6 +186,9 @@
 /* Whether a state may spill: a window aggregate's state must stay one table */
 #define SpillAllowed(state) ((state)->spill && !(state)->windowed)
 
+/* Counted where each path runs; read by qidrisk_internal.state_events() */
+FreqStateEvents qidrisk_freq_events;
+
 /* A class of a partition: its fingerprint and size */
 typedef struct CountedClass
 {
@@ -1546,6 +1549,7 @@ Partition(FreqState *state)
 		ReportBudgetExceeded(state, state->classes, state->memory + bytes);
 	state->parts = MemoryContextAllocZero(state->context, PARTITIONS * sizeof(FreqPartition));
 	state->memory += bytes;
+	qidrisk_freq_events.partitioned++;
 	state->release.func = ReleaseMappings;
 	state->release.arg = state;
 	MemoryContextRegisterResetCallback(state->context, &state->release);
@@ -2966,6 +2970,7 @@ ReclaimLentState(MemoryContext context, StringInfo buf)
 		view->next_attached = NULL;
 		dlist_delete(&entry->node);
 		entry->state = NULL;
+		qidrisk_freq_events.lent++;
 		return view;
 	}
 	FreqStateCorrupt("The lent state is no longer available.");
@@ -3071,9 +3076,13 @@ DecodePartitions(FreqState *state)
 				 " classes to a temporary file", partition->nencoded);
 			writer = palloc(sizeof(RunWriter));
 			BeginRun(writer, state, partition);
+			qidrisk_freq_events.partitions_to_runs++;
 		}
 		else if (partition->nencoded > 0)
+		{
 			GrowClassArray(state, partition, partition->nencoded);
+			qidrisk_freq_events.partitions_decoded++;
+		}
 		for (;;)
 		{
 			int64		n = source.end - source.at;
@@ -3376,6 +3385,7 @@ AttachWorkerFile(FreqState *state, const FileReference *reference, MemoryContext
 	if (file <= 0)
 		FreqStateCorrupt("The state's file is no longer available.");
 	DeleteWithContext(context, handover);
+	qidrisk_freq_events.files_received++;
 	state->encoded_file = MemoryContextAlloc(state->context, sizeof(EncodedFile));
 	state->encoded_file->file = file;
 	state->encoded_file->close.func = CloseEncodedFile;

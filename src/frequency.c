@@ -37,6 +37,7 @@ PG_FUNCTION_INFO_V1(qidrisk_class_profile_final);
 PG_FUNCTION_INFO_V1(qidrisk_class_size_profile_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_class_size_profile_combine);
 PG_FUNCTION_INFO_V1(qidrisk_class_size_profile_final);
+PG_FUNCTION_INFO_V1(qidrisk_state_events);
 
 /*
  * Fetch or create the frequency state in argument 0 of a transition
@@ -689,4 +690,26 @@ qidrisk_class_size_profile_final(PG_FUNCTION_ARGS)
 						PointerGetDatum(construct_array(class_counts, npairs, INT8OID,
 														sizeof(int64), FLOAT8PASSBYVAL,
 														TYPALIGN_DOUBLE)));
+}
+
+/*
+ * qidrisk_internal.state_events(): what this process's frequency states have
+ * done since it started, so that tests can show which path a query took
+ */
+Datum
+qidrisk_state_events(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "state_events must return a composite type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	values[0] = Int64GetDatum(qidrisk_freq_events.partitioned);
+	values[1] = Int64GetDatum(qidrisk_freq_events.lent);
+	values[2] = Int64GetDatum(qidrisk_freq_events.files_received);
+	values[3] = Int64GetDatum(qidrisk_freq_events.partitions_decoded);
+	values[4] = Int64GetDatum(qidrisk_freq_events.partitions_to_runs);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -312,6 +312,18 @@ pg_noreturn extern void FreqStateCorrupt(const char *detail);
 extern bytea *FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start);
 extern void FreqStateRemoveHandoverFiles(SubTransactionId aborted);
 
+/* What this process's frequency states have done since it started (for tests) */
+typedef struct FreqStateEvents
+{
+	int64		partitioned;	/* states moved from one hash table into partitions */
+	int64		lent;			/* partial states lent and taken back in this process */
+	int64		files_received; /* workers' states read from their hand-over files */
+	int64		partitions_decoded; /* received partitions decoded into arrays */
+	int64		partitions_to_runs; /* received partitions written straight to runs */
+} FreqStateEvents;
+
+extern FreqStateEvents qidrisk_freq_events;
+
 /* handover.c: passing partial states from a parallel query's partial to its finalize */
 extern bytea *FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state);
 extern void QidHandoverRegisterCallbacks(void);

@@ -49,11 +49,13 @@ fi
 
 # What the chroot holds; a cached chroot made for another list is made again
 # (and Citus's build dependencies where test/ops/citus.sh runs: not on 18,
-# whose sid packages cannot always install them together)
+# whose sid packages cannot always install them together; build-essential,
+# debhelper and postgresql-server-dev-all build the Debian package of
+# test/ops/package.sh)
 . test/citus.sh
 PACKAGES="postgresql-$major postgresql-server-dev-$major postgresql-$major-pgtap postgresql-$major-cron
 libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev gzip sed python3 procps locales-all patch
-$(citus_build_packages "$major")"
+build-essential debhelper postgresql-server-dev-all $(citus_build_packages "$major")"
 PACKAGES=$(echo $PACKAGES)
 if [ -n "$fresh" ]; then
 	PACKAGES=

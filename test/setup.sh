@@ -1,6 +1,9 @@
 #!/bin/bash
 # Install what is missing (Debian packages: the PostgreSQL the distribution
-# ships, its server headers and pgTAP), then build and install qidrisk.
+# ships, its server headers, pgTAP and the tools that build the Debian
+# package, pg_cron and Citus's build dependencies), then build and install
+# qidrisk.  `bash test/setup.sh demo` installs only what the demo needs: that
+# PostgreSQL, its server headers, make and gcc.
 # PG_VERSION=NN (or PG_CONFIG) chooses another installed or installable major
 # version; by default the highest one installed, else the distribution's.
 set -euo pipefail
@@ -37,10 +40,19 @@ if [ -z "$PG_VERSION" ]; then
 	install postgresql
 	resolve_pg_version
 fi
-# Citus, which test/ops/citus.sh builds from source, needs its build dependencies
-. test/citus.sh
-install "postgresql-$PG_VERSION" "postgresql-server-dev-$PG_VERSION" "postgresql-$PG_VERSION-pgtap" "postgresql-$PG_VERSION-cron" \
-	libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3 patch $(citus_build_packages "$PG_VERSION")
+if [ "${1:-}" = demo ]; then
+	# the demo builds the extension and runs psql: nothing more
+	install "postgresql-$PG_VERSION" "postgresql-server-dev-$PG_VERSION" make gcc gzip sed
+else
+	# the suites: pgTAP, pg_cron; Citus, which test/ops/citus.sh builds from
+	# source, needs its build dependencies; the Debian package
+	# test/ops/package.sh builds, build-essential, debhelper and
+	# postgresql-server-dev-all (pg_buildext)
+	. test/citus.sh
+	install "postgresql-$PG_VERSION" "postgresql-server-dev-$PG_VERSION" "postgresql-$PG_VERSION-pgtap" "postgresql-$PG_VERSION-cron" \
+		libtap-parser-sourcehandler-pgtap-perl make gcc gzip sed python3 patch build-essential debhelper postgresql-server-dev-all \
+		$(citus_build_packages "$PG_VERSION")
+fi
 resolve_pg_version
 
 make -s PG_CONFIG="$PG_CONFIG"

@@ -10,6 +10,7 @@
 \set QUIET 1
 SET client_min_messages = warning;
 SET jit = off;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;

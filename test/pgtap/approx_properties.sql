@@ -18,6 +18,7 @@
 SET client_min_messages = warning;
 -- a fixed sampling key: results are compared across statements
 SET qidrisk.sample_seed = 1;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;

@@ -1,21 +1,25 @@
 -- Property tests of l_diversity, entropy_l_diversity and t_closeness: equal
 -- to a plain-SQL GROUP BY reference on random tables (3 seeds, 0 to 150,000
 -- rows, NULLs and ties in the QID and the sensitive column, a case-insensitive
--- collation, numerics equal under their type's equality), serially, under
--- forced parallel plans and within a budget that partitions and spills the
--- state; equal to qid_lattice's verdict at level 0; NULL conventions, a
--- window call, bad input.
+-- collation, numerics equal under their type's equality), serially, from 500
+-- rows as partial aggregates in launched parallel workers (each such query run
+-- by EXPLAIN ANALYZE, which shows that it did; tables of 0 and 1 rows get no
+-- partial aggregate, so they run serially only), and within budgets that
+-- spill the partitioned state; equal to qid_lattice's verdict at level 0;
+-- NULL conventions, a window call, bad input.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
 SET jit = off;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
--- seeds x sizes x 4 (QID, sensitive) pairs, serial and parallel; 2 plan
--- checks per seed; 2 budget checks; 3 x 5 lattice checks; 6 conventions; 7 errors
-SELECT plan(3 * 4 * 4 * 2 + 3 * 2 + 2 + 3 * 5 + 6 + 7);
+-- seeds x 4 (QID, sensitive) pairs, serially at 4 sizes and in workers at 2;
+-- 2 budget checks and the spills and partitioning they show; 3 x 5 lattice
+-- checks; 6 conventions; 7 errors
+SELECT plan(3 * 4 * (4 + 2) + 2 * 2 + 1 + 3 * 5 + 6 + 7);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -45,13 +49,21 @@ BEGIN
 END
 $$;
 
--- Ours and the GROUP BY reference for one QID and sensitive column
+\ir parallel_plans.psql
+
+-- Ours and the GROUP BY reference (serially) for one QID and sensitive
+-- column; ours run (by EXPLAIN ANALYZE) as the session's settings plan it
 CREATE FUNCTION pg_temp.figures(qid text, s text, OUT l bigint, OUT e float8, OUT t float8,
-								OUT rl bigint, OUT re float8, OUT rt float8)
+								OUT rl bigint, OUT re float8, OUT rt float8,
+								OUT run pg_temp.explained_run)
 LANGUAGE plpgsql AS $$
 BEGIN
-	EXECUTE format('SELECT l_diversity(%2$s, %1$s), entropy_l_diversity(%2$s, %1$s), t_closeness(%2$s, %1$s) FROM r',
-				   qid, s) INTO l, e, t;
+	run := pg_temp.explained(format('SELECT l_diversity(%2$s, %1$s) AS l, entropy_l_diversity(%2$s, %1$s) AS e, '
+									't_closeness(%2$s, %1$s) AS t FROM r', qid, s));
+	l := (run.answer ->> 'l')::bigint;
+	e := (run.answer ->> 'e')::float8;
+	t := (run.answer ->> 't')::float8;
+	PERFORM set_config('max_parallel_workers_per_gather', '0', true);
 	-- pairs (class, value) with their rows; the table's share of each value
 	EXECUTE format($q$
 		WITH pc AS (SELECT %1$s, %2$s AS v, count(*)::float8 AS c FROM r GROUP BY %1$s, %2$s),
@@ -64,35 +76,49 @@ BEGIN
 END
 $$;
 
--- One check: distinct l exactly, entropy l and t within 1e-9
-CREATE FUNCTION pg_temp.check_pair(qid text, s text, label text) RETURNS SETOF text
+-- One check: distinct l exactly, entropy l and t within 1e-9; serially, or
+-- (in_workers) by partial aggregates in launched workers.  The figures and
+-- the run go to pair_run, for the budget checks.
+CREATE FUNCTION pg_temp.check_pair(qid text, s text, label text, in_workers boolean DEFAULT false)
+RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
 	f record;
 	good boolean;
+	detail text;
 BEGIN
-	SELECT * INTO f FROM pg_temp.figures(qid, s);
+	IF in_workers THEN
+		PERFORM pg_temp.force_parallel_plans();
+	END IF;
+	DROP TABLE IF EXISTS pg_temp.pair_run;
+	CREATE TEMP TABLE pair_run AS SELECT * FROM pg_temp.figures(qid, s);
+	PERFORM pg_temp.serial_plans();
+	SELECT * INTO f FROM pair_run;
 	good := f.l IS NOT DISTINCT FROM f.rl
 		AND (f.e IS NULL) = (f.re IS NULL) AND coalesce(abs(f.e - f.re) < 1e-9, true)
 		AND (f.t IS NULL) = (f.rt IS NULL) AND coalesce(abs(f.t - f.rt) < 1e-9, true);
-	RETURN NEXT ok(good, format('%s: l, entropy l, t of %s over (%s) = GROUP BY', label, s, qid));
+	label := format('%s: l, entropy l, t of %s over (%s) = GROUP BY', label, s, qid);
+	detail := format('ours (%s, %s, %s), reference (%s, %s, %s)', f.l, f.e, f.t, f.rl, f.re, f.rt);
+	IF in_workers THEN
+		RETURN QUERY SELECT pg_temp.ok_in_workers(f.run, good, label, detail);
+		RETURN;
+	END IF;
+	RETURN NEXT ok(good, label);
 	IF NOT good THEN
-		RETURN NEXT diag(format('ours (%s, %s, %s), reference (%s, %s, %s)', f.l, f.e, f.t, f.rl, f.re, f.rt));
+		RETURN NEXT diag(detail);
 	END IF;
 END
 $$;
 
-CREATE FUNCTION pg_temp.check_all(label text) RETURNS SETOF text
+CREATE FUNCTION pg_temp.check_all(label text, in_workers boolean) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 BEGIN
-	RETURN QUERY SELECT pg_temp.check_pair('c_int', 's_text', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_text_ci, c_date', 's_ci', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_int, c_text_ci', 's_num', label);
-	RETURN QUERY SELECT pg_temp.check_pair('c_date', 's_text', label);
+	RETURN QUERY SELECT pg_temp.check_pair('c_int', 's_text', label, in_workers);
+	RETURN QUERY SELECT pg_temp.check_pair('c_text_ci, c_date', 's_ci', label, in_workers);
+	RETURN QUERY SELECT pg_temp.check_pair('c_int, c_text_ci', 's_num', label, in_workers);
+	RETURN QUERY SELECT pg_temp.check_pair('c_date', 's_text', label, in_workers);
 END
 $$;
-
-\ir parallel_plans.psql
 
 CREATE FUNCTION pg_temp.run_all() RETURNS SETOF text
 LANGUAGE plpgsql AS $$
@@ -104,20 +130,11 @@ BEGIN
 		FOREACH nrows IN ARRAY CASE WHEN seed = 0.13 THEN ARRAY[0, 1, 500, 150000]
 			ELSE ARRAY[0, 1, 500, 8000] END LOOP
 			PERFORM pg_temp.make_random_table(seed, nrows);
-			SET LOCAL max_parallel_workers_per_gather = 0;
-			RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, serial', seed, nrows));
-			PERFORM pg_temp.force_parallel_plans();
-			IF nrows >= 8000 THEN
-				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT l_diversity(s_text, c_int, c_text_ci) FROM r'),
-							   format('seed %s: l_diversity runs as partial aggregates in workers', seed));
-				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT t_closeness(s_ci, c_date) FROM r'),
-							   format('seed %s: t_closeness runs as partial aggregates in workers', seed));
+			PERFORM pg_temp.serial_plans();
+			RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, serial', seed, nrows), false);
+			IF nrows >= 500 THEN
+				RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, parallel', seed, nrows), true);
 			END IF;
-			RETURN QUERY SELECT pg_temp.check_all(format('seed %s, %s rows, parallel', seed, nrows));
-			RESET parallel_setup_cost;
-			RESET parallel_tuple_cost;
-			RESET min_parallel_table_scan_size;
-			RESET parallel_leader_participation;
 		END LOOP;
 	END LOOP;
 END
@@ -125,16 +142,23 @@ $$;
 
 SELECT * FROM pg_temp.run_all();
 
--- A budget that partitions the state, then one that spills it: the classes
--- then come from sorted partitions and merged runs
+-- Budgets that the partitioned state outgrows, so that it spills: the
+-- classes then come from sorted partitions and merged runs
 SET LOCAL max_parallel_workers_per_gather = 0;
 SELECT pg_temp.make_random_table(0.13, 150000);
 CREATE TABLE wide AS SELECT i % 40000 AS q, (i * 7) % 3 AS s1, (i / 40000) % 5 AS s2 FROM generate_series(1, 200000) i;
 SET LOCAL qidrisk.max_state_memory = '2MB';
+SELECT partitioned AS partitioned_before FROM qidrisk_internal.state_events() \gset
 SELECT pg_temp.check_pair('c_int, c_text_ci, c_date', 's_num', '2MB budget');
+SELECT cmp_ok((SELECT partitioned FROM qidrisk_internal.state_events()), '>', :partitioned_before::bigint,
+			  '2MB budget: the state was partitioned');
+SELECT cmp_ok((run).spilled_blocks, '>', 0::bigint, '2MB budget: the aggregate wrote temporary blocks')
+FROM pair_run;
 SET LOCAL qidrisk.spill = on;
 SET LOCAL qidrisk.max_state_memory = '1MB';
-SELECT is((SELECT ROW(l_diversity(s1, q), l_diversity(s2, q), round(t_closeness(s1 + 3 * s2, q)::numeric, 9))::text FROM wide),
+CREATE TEMP TABLE wide_run AS
+SELECT * FROM pg_temp.explained('SELECT ROW(l_diversity(s1, q), l_diversity(s2, q), round(t_closeness(s1 + 3 * s2, q)::numeric, 9))::text AS ours FROM wide');
+SELECT is((SELECT answer ->> 'ours' FROM wide_run),
 		  (SELECT ROW(min(d1), min(d2), round(max(t)::numeric, 9))::text FROM (
 			  SELECT count(DISTINCT s1) d1, count(DISTINCT s2) d2, NULL::float8 t FROM wide GROUP BY q
 			  UNION ALL
@@ -144,6 +168,7 @@ SELECT is((SELECT ROW(l_diversity(s1, q), l_diversity(s2, q), round(t_closeness(
 				  JOIN (SELECT s1 + 3 * s2 AS v, count(*)::float8 / 200000 qq FROM wide GROUP BY 1) g USING (v)) x
 			  GROUP BY q) y)::text,
 		  '1MB budget, spilling: 40,000 classes = GROUP BY');
+SELECT cmp_ok(spilled_blocks, '>', 0::bigint, '1MB budget: the aggregate wrote temporary blocks') FROM wide_run;
 RESET qidrisk.max_state_memory;
 RESET qidrisk.spill;
 

@@ -1,17 +1,22 @@
 -- Property tests: every frequency figure equals its plain-SQL reference on
 -- randomised tables (5 seeds, 0 to 150,000 rows, 7 column types, NULLs, heavy
--- ties, 1 to 6 columns), serially and under forced parallel plans.
+-- ties, 1 to 6 columns), serially and, from 60 rows, as partial aggregates in
+-- launched parallel workers (each such query run by EXPLAIN ANALYZE, which
+-- shows that it did; the planner gives tables of 0 and 1 rows no partial
+-- aggregate, so those run serially only).
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
--- seeds x sizes x subsets x 2 figures x 2 modes, plus 2 plan checks per seed;
--- the first seed also runs a table large enough for partitioned states; then
--- 10 checks of one-column int4 and date QIDs (counted per value)
-SELECT plan(5 * 4 * 10 * 2 * 2 + 5 * 2 + 10 * 2 * 2 + 2 + 10);
+-- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
+-- and 4,000 rows); the first seed also runs a table large enough for
+-- partitioned states, both ways; then 12 checks of one-column int4 and date
+-- QIDs (counted per value)
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -40,27 +45,53 @@ BEGIN
 		CASE WHEN random() < 0.1 THEN NULL ELSE (ARRAY['-0', '0', 'NaN', '1.5', 'Infinity', '-Infinity'])[1 + floor(random() * 6)::int]::float8 END
 	FROM generate_series(1, nrows);
 	ANALYZE r;
+	-- two workers whatever its size, so that 60 rows (one page) get them too
+	ALTER TABLE r SET (parallel_workers = 2);
 END
 $$;
 
--- Compare our aggregates with GROUP BY over one column subset
-CREATE FUNCTION pg_temp.check_subset(cols text[], label text) RETURNS SETOF text
+\ir parallel_plans.psql
+
+-- One test: our figure (the query's column ours) = reference, computed
+-- serially or (in_workers) by partial aggregates in launched workers
+CREATE FUNCTION pg_temp.check_figure(query text, reference text, in_workers boolean, label text)
+RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	run pg_temp.explained_run;
+	ours text;
+BEGIN
+	IF NOT in_workers THEN
+		EXECUTE query INTO ours;
+		RETURN NEXT is(ours, reference, label);
+		RETURN;
+	END IF;
+	PERFORM pg_temp.force_parallel_plans();
+	run := pg_temp.explained(query);
+	PERFORM pg_temp.serial_plans();
+	ours := run.answer ->> 'ours';
+	RETURN QUERY SELECT pg_temp.ok_in_workers(run, ours IS NOT DISTINCT FROM reference, label,
+											  format('ours %s, GROUP BY %s', ours, reference));
+END
+$$;
+
+-- Compare our aggregates with GROUP BY (run serially) over one column subset
+CREATE FUNCTION pg_temp.check_subset(cols text[], label text, in_workers boolean) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
 	collist text := (SELECT string_agg(quote_ident(c), ', ') FROM unnest(cols) c);
-	ours text;
 	reference text;
 BEGIN
-	EXECUTE format('SELECT ROW(singleton_count(%1$s), class_count(%1$s), k_anonymity(%1$s), rows_below_k(3, %1$s))::text FROM r', collist)
-		INTO ours;
 	EXECUTE format($q$
 		WITH c AS (SELECT count(*) AS n FROM r GROUP BY %1$s)
 		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
 			(SELECT min(n) FROM c), (SELECT coalesce(sum(n), 0) FROM c WHERE n < 3))::text
 	$q$, collist) INTO reference;
-	RETURN NEXT is(ours, reference, label || ': singletons, classes, k level, rows below 3');
+	RETURN QUERY SELECT pg_temp.check_figure(
+		format('SELECT ROW(singleton_count(%1$s), class_count(%1$s), k_anonymity(%1$s), rows_below_k(3, %1$s))::text AS ours FROM r',
+			   collist),
+		reference, in_workers, label || ': singletons, classes, k level, rows below 3');
 
-	EXECUTE format('SELECT class_profile(%s)::text FROM r', collist) INTO ours;
 	EXECUTE format($q$
 		WITH c AS (SELECT count(*) AS n FROM r GROUP BY %1$s),
 		totals AS (SELECT coalesce(sum(n), 0)::bigint AS rows, count(*) AS classes,
@@ -73,12 +104,13 @@ BEGIN
 			t.smallest, t.largest, h.sizes, h.counts)::qid_profile::text
 		FROM totals t, histogram h
 	$q$, collist) INTO reference;
-	RETURN NEXT is(ours, reference, label || ': class_profile');
+	RETURN QUERY SELECT pg_temp.check_figure(format('SELECT class_profile(%s)::text AS ours FROM r', collist),
+											 reference, in_workers, label || ': class_profile');
 END
 $$;
 
--- Run every subset over one table
-CREATE FUNCTION pg_temp.check_all_subsets(label text) RETURNS SETOF text
+-- Run every subset over one table, serially or in workers
+CREATE FUNCTION pg_temp.check_all_subsets(label text, in_workers boolean) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
 	subsets text[] := ARRAY[
@@ -89,12 +121,11 @@ DECLARE
 	subset text;
 BEGIN
 	FOREACH subset IN ARRAY subsets LOOP
-		RETURN QUERY SELECT pg_temp.check_subset(string_to_array(subset, ','), label || ' {' || subset || '}');
+		RETURN QUERY SELECT pg_temp.check_subset(string_to_array(subset, ','), label || ' {' || subset || '}',
+												 in_workers);
 	END LOOP;
 END
 $$;
-
-\ir parallel_plans.psql
 
 CREATE FUNCTION pg_temp.run_all() RETURNS SETOF text
 LANGUAGE plpgsql AS $$
@@ -106,26 +137,11 @@ BEGIN
 		FOREACH nrows IN ARRAY CASE WHEN seed = 0.11 THEN ARRAY[0, 1, 60, 4000, 150000]
 			ELSE ARRAY[0, 1, 60, 4000] END LOOP
 			PERFORM pg_temp.make_random_table(seed, nrows);
-
-			SET LOCAL max_parallel_workers_per_gather = 0;
-			RETURN QUERY SELECT pg_temp.check_all_subsets(format('seed %s, %s rows, serial', seed, nrows));
-
-			SET LOCAL parallel_setup_cost = 0;
-			SET LOCAL parallel_tuple_cost = 0;
-			SET LOCAL min_parallel_table_scan_size = 0;
-			SET LOCAL parallel_leader_participation = off;
-			SET LOCAL max_parallel_workers_per_gather = 2;
-			IF nrows >= 4000 THEN
-				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT singleton_count(c_int, c_text_ci, c_num) FROM r'),
-							   format('seed %s: singleton_count runs as partial aggregates in workers', seed));
-				RETURN NEXT ok(pg_temp.runs_partial_in_workers('SELECT class_profile(c_date, c_float) FROM r'),
-							   format('seed %s: class_profile runs as partial aggregates in workers', seed));
+			PERFORM pg_temp.serial_plans();
+			RETURN QUERY SELECT pg_temp.check_all_subsets(format('seed %s, %s rows, serial', seed, nrows), false);
+			IF nrows >= 60 THEN
+				RETURN QUERY SELECT pg_temp.check_all_subsets(format('seed %s, %s rows, parallel', seed, nrows), true);
 			END IF;
-			RETURN QUERY SELECT pg_temp.check_all_subsets(format('seed %s, %s rows, parallel', seed, nrows));
-			RESET parallel_setup_cost;
-			RESET parallel_tuple_cost;
-			RESET min_parallel_table_scan_size;
-			RESET parallel_leader_participation;
 		END LOOP;
 	END LOOP;
 END
@@ -144,12 +160,16 @@ SELECT CASE WHEN i % 11 = 0 THEN NULL WHEN i % 7 = 0 THEN -2147483648
 FROM generate_series(1, 300000) i;
 ANALYZE held;
 
--- Our figures and GROUP BY's for one column of held, rows filtered by cond
-CREATE FUNCTION pg_temp.held_figures(col text, cond text, OUT ours text, OUT reference text)
+-- Our figures and GROUP BY's for one column of held, rows filtered by cond;
+-- the run of our query, and how many states it partitioned
+CREATE FUNCTION pg_temp.held_figures(col text, cond text, OUT ours text, OUT reference text,
+									 OUT run pg_temp.explained_run, OUT partitioned bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
-	EXECUTE format('SELECT ROW(singleton_count(%1$I), class_count(%1$I), k_anonymity(%1$I), rows_below_k(3, %1$I))::text FROM held WHERE %2$s', col, cond)
-		INTO ours;
+	partitioned := -(SELECT e.partitioned FROM qidrisk_internal.state_events() e);
+	run := pg_temp.explained(format('SELECT ROW(singleton_count(%1$I), class_count(%1$I), k_anonymity(%1$I), rows_below_k(3, %1$I))::text AS ours FROM held WHERE %2$s', col, cond));
+	partitioned := partitioned + (SELECT e.partitioned FROM qidrisk_internal.state_events() e);
+	ours := run.answer ->> 'ours';
 	EXECUTE format($q$
 		WITH c AS (SELECT count(*) AS n FROM held WHERE %2$s GROUP BY %1$I)
 		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
@@ -169,26 +189,35 @@ SET LOCAL qidrisk.max_state_memory = '1MB';
 SELECT is(ours, reference, 'held int4 values within a 1MB budget = GROUP BY')
 FROM pg_temp.held_figures('v', 'true');
 -- all held until the final function, whose flush outgrows the single table
-SELECT is(ours, reference, 'held int4 values partitioned when counted, 1MB budget = GROUP BY')
-FROM pg_temp.held_figures('v', 'v BETWEEN -12000 AND 12000');
+CREATE TEMP TABLE held_run AS SELECT * FROM pg_temp.held_figures('v', 'v BETWEEN -12000 AND 12000');
+SELECT is(ours, reference, 'held int4 values partitioned when counted, 1MB budget = GROUP BY') FROM held_run;
+SELECT cmp_ok(partitioned, '>', 0::bigint, 'held int4 values, 1MB budget: the query partitioned a state')
+FROM held_run;
 -- ... and spills (the counters must then come from streaming the runs)
 SET LOCAL qidrisk.max_state_memory = '600kB';
-SELECT is((SELECT ROW(class_count(i), singleton_count(i))::text
-		   FROM generate_series(1, 12000) i, generate_series(1, 2) j),
-		  '(12000,0)', 'held int4 values spilled when counted, 600kB budget: the exact counts');
+CREATE TEMP TABLE spilled_run AS
+SELECT * FROM pg_temp.explained('SELECT ROW(class_count(i), singleton_count(i))::text AS ours FROM generate_series(1, 12000) i, generate_series(1, 2) j');
+SELECT is(answer ->> 'ours', '(12000,0)', 'held int4 values spilled when counted, 600kB budget: the exact counts')
+FROM spilled_run;
+SELECT cmp_ok(spilled_blocks, '>', 0::bigint, 'held int4 values counted, 600kB budget: the aggregate wrote temporary blocks')
+FROM spilled_run;
 SET LOCAL qidrisk.max_state_memory = '1MB';
-SELECT is((SELECT kl_uniform(v) FROM held WHERE v BETWEEN -12000 AND 12000)::numeric(20, 12),
+TRUNCATE spilled_run;
+INSERT INTO spilled_run
+SELECT * FROM pg_temp.explained('SELECT kl_uniform(v)::numeric(20, 12) AS kl FROM held WHERE v BETWEEN -12000 AND 12000');
+SELECT is((SELECT (answer ->> 'kl')::numeric FROM spilled_run),
 		  (SELECT sum(p * ln(p * m)) FROM (SELECT count(*)::float8 / sum(count(*)) OVER () AS p,
 				count(*) OVER () AS m FROM held WHERE v BETWEEN -12000 AND 12000 GROUP BY v) s)::numeric(20, 12),
 		  'kl_uniform of held int4 values spilled when read, 1MB budget = plain SQL');
+SELECT cmp_ok(spilled_blocks, '>', 0::bigint, 'kl_uniform of held int4 values, 1MB budget: the aggregate wrote temporary blocks')
+FROM spilled_run;
 RESET qidrisk.max_state_memory;
 SET LOCAL parallel_setup_cost = 0;
 SET LOCAL parallel_tuple_cost = 0;
 SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL max_parallel_workers_per_gather = 2;
-SELECT ok(pg_temp.runs_partial_in_workers('SELECT singleton_count(v) FROM held'),
-		  'held int4 values: singleton_count runs as partial aggregates in workers');
-SELECT is(ours, reference, 'held int4 values in workers = GROUP BY')
+SELECT pg_temp.ok_in_workers(run, ours IS NOT DISTINCT FROM reference, 'held int4 values in workers = GROUP BY',
+							 format('ours %s, GROUP BY %s', ours, reference))
 FROM pg_temp.held_figures('v', 'true');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

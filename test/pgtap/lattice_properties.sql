@@ -13,6 +13,7 @@
 SET client_min_messages = warning;
 -- the references' generated queries are small; compiling them would dominate
 SET jit = off;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;

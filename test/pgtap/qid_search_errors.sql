@@ -5,6 +5,7 @@
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;

@@ -2,20 +2,25 @@
 -- still spills (512 kB) every frequency figure, class_profile histogram and
 -- _key form equals both the in-memory answer (default budget) and the plain-SQL
 -- GROUP BY reference, on random tables (3 seeds, NULLs, heavy ties, 1 to 6
--- columns), serially, in forced parallel plans and partitionwise.  Window
--- aggregates keep the error past the budget; with qidrisk.spill off the error
--- stays too.
+-- columns), serially, as partial aggregates in launched parallel workers and
+-- partitionwise; each run by EXPLAIN (ANALYZE, BUFFERS), which shows that the
+-- 512kB run spilled (its aggregates wrote temporary blocks), that the
+-- in-memory one did not, and the plan that ran.  Window aggregates keep the
+-- error past the budget; with qidrisk.spill off the error stays too.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
+\ir needs_superuser.psql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
--- 3 seeds x 3 modes x 6 subsets x 3 checks, plus 3 plan checks, the window
--- and spill-off errors, received states (a plan check and 4 budgets), lent
--- states (4), and the temporary directory
-SELECT plan(3 * 3 * 6 * 3 + 3 + 4 + 5 + 4 + 1);
+-- 3 seeds x 3 modes x 6 subsets x 3 checks (2 answers, the path), the window
+-- and spill-off errors, 9 cases of received and lent states x 2 checks (the
+-- answer, the path), and the temporary directory
+SELECT plan(3 * 3 * 6 * 3 + 4 + 9 * 2 + 1);
+
+\ir parallel_plans.psql
 
 -- A random table: a many-valued integer (so that states spill), heavy ties and
 -- about 10% NULLs in the other columns, and a hash-partitioned copy
@@ -53,23 +58,53 @@ BEGIN
 END
 $$;
 
--- Every figure of one column subset, per group g, as text: the VARIADIC
--- aggregates, class_profile and the _key forms
+-- The query of every figure of one column subset, per group g, as text: the
+-- VARIADIC aggregates, class_profile and the _key forms
 CREATE FUNCTION pg_temp.ours(tab text, collist text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	result text;
-BEGIN
-	EXECUTE format($q$
-		SELECT string_agg(x, ';' ORDER BY g) FROM (
+LANGUAGE sql AS $$
+	SELECT format($q$
+		SELECT string_agg(x, ';' ORDER BY g) AS figures FROM (
 			SELECT g, ROW(singleton_count(%2$s), class_count(%2$s), k_anonymity(%2$s),
 				rows_below_k(3, %2$s), class_profile(%2$s),
 				singleton_count_key(qid_key(%2$s)), class_count_key(qid_key(%2$s)),
 				k_anonymity_key(qid_key(%2$s)), rows_below_k_key(3, qid_key(%2$s)),
 				class_profile_key(qid_key(%2$s)))::text AS x
 			FROM %1$s GROUP BY g) s
-	$q$, tab, collist) INTO result;
-	RETURN result;
+	$q$, tab, collist)
+$$;
+
+-- The path test of one subset: the 512kB run spilled and the in-memory one
+-- did not, both as partial aggregates in launched workers (parallel), or
+-- with an aggregate per partition beneath an Append and no Gather
+-- (partitionwise), or with no Gather (serial)
+CREATE FUNCTION pg_temp.check_path(mode text, in_memory pg_temp.explained_run,
+								   spilled pg_temp.explained_run, label text)
+RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	good boolean := in_memory.spilled_blocks = 0 AND spilled.spilled_blocks > 0;
+	detail text := format('temporary blocks written by the aggregates: %s in memory, %s at 512kB',
+						  in_memory.spilled_blocks, spilled.spilled_blocks);
+	together pg_temp.explained_run := spilled;
+BEGIN
+	IF mode = 'parallel' THEN
+		together.partial_beneath_gather := in_memory.partial_beneath_gather AND spilled.partial_beneath_gather;
+		together.launched := least(in_memory.launched, spilled.launched);
+		RETURN QUERY SELECT pg_temp.ok_in_workers(together, good, label || ', both in launched workers', detail);
+		RETURN;
+	END IF;
+	good := good AND in_memory.planned = 0 AND spilled.planned = 0;
+	detail := detail || format('; workers planned: %s and %s', in_memory.planned, spilled.planned);
+	IF mode = 'partitionwise' THEN
+		good := good AND in_memory.partition_aggregates = 3 AND spilled.partition_aggregates = 3;
+		detail := detail || format('; aggregates beneath an Append: %s and %s',
+								   in_memory.partition_aggregates, spilled.partition_aggregates);
+		label := label || ', both aggregated per partition';
+	END IF;
+	RETURN NEXT ok(good, label);
+	IF NOT good THEN
+		RETURN NEXT diag(detail);
+	END IF;
 END
 $$;
 
@@ -104,6 +139,8 @@ DECLARE
 	subset text;
 	mode text;
 	tab text;
+	in_memory_run pg_temp.explained_run;
+	spilled_run pg_temp.explained_run;
 	in_memory text;
 	spilled text;
 	reference text;
@@ -132,25 +169,21 @@ BEGIN
 			END IF;
 			FOREACH subset IN ARRAY subsets LOOP
 				RESET qidrisk.max_state_memory;
-				in_memory := pg_temp.ours(tab, subset);
+				in_memory_run := pg_temp.explained(pg_temp.ours(tab, subset));
 				SET LOCAL qidrisk.max_state_memory = '512kB';
-				spilled := pg_temp.ours(tab, subset);
+				spilled_run := pg_temp.explained(pg_temp.ours(tab, subset));
 				RESET qidrisk.max_state_memory;
+				in_memory := in_memory_run.answer ->> 'figures';
+				spilled := spilled_run.answer ->> 'figures';
+				-- the reference has both groups (g), so ours must too
 				reference := pg_temp.reference(subset);
 				RETURN NEXT is(spilled, in_memory,
 							   format('seed %s, %s, {%s}: spilled = in memory', seed, mode, subset));
 				RETURN NEXT is(spilled, reference,
 							   format('seed %s, %s, {%s}: spilled = GROUP BY', seed, mode, subset));
-				RETURN NEXT ok(spilled IS NOT NULL AND spilled LIKE '%;%',
-							   format('seed %s, %s, {%s}: both groups answered', seed, mode, subset));
+				RETURN QUERY SELECT pg_temp.check_path(mode, in_memory_run, spilled_run,
+					format('seed %s, %s, {%s}: the 512kB run spilled, the in-memory one did not', seed, mode, subset));
 			END LOOP;
-			IF mode = 'parallel' THEN
-				RETURN NEXT ok(EXISTS (
-					SELECT 1 FROM pg_temp.explain_lines(
-						'SELECT g, singleton_count(c_int) FROM r GROUP BY g') l
-					WHERE l LIKE '%Partial%Aggregate%'),
-					format('seed %s: the parallel plan has partial aggregates', seed));
-			END IF;
 			RESET parallel_setup_cost;
 			RESET parallel_tuple_cost;
 			RESET min_parallel_table_scan_size;
@@ -159,17 +192,6 @@ BEGIN
 			RESET enable_partitionwise_aggregate;
 			RESET enable_hashagg;
 		END LOOP;
-	END LOOP;
-END
-$$;
-
-CREATE FUNCTION pg_temp.explain_lines(query text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-		RETURN NEXT line;
 	END LOOP;
 END
 $$;
@@ -192,10 +214,20 @@ SELECT is((SELECT singleton_count(c_int) FROM r),
 RESET qidrisk.max_state_memory;
 
 -- States received from parallel workers with more classes than a single
--- table holds (through temporary files, as their encoding can take 1 MB or
--- more) are merged straight from their files (default budget), decoded into
--- arrays when attaching one more would pass the budget (4MB), or decoded into
--- runs when they do not fit (2MB, 600kB): the GROUP BY answer every way
+-- table holds, the leader not participating (so each worker reads about half
+-- the rows): through temporary files (their encoding can take 1 MB or more),
+-- merged straight from the files (default budget), also when the workers
+-- spilled and streamed their runs into the files (2MB); through the tuple
+-- queue (temp_file_limit set, so no file), kept in their encoding and merged
+-- straight from it (default budget), decoded into arrays as far as the budget
+-- allows and into runs past it (2MB), or decoded straight into runs (600kB).
+-- The leader's own partial state is lent to its finalize instead of being
+-- serialized: beside the workers' states at 16MB (which the leader's state
+-- fits whatever its share of the rows), and alone, when no worker may start
+-- (max_parallel_workers 0), at 16MB and the default budget, but not at 8MB,
+-- where the leader alone spills (so its state is serialized).  Each case: the
+-- GROUP BY answer, and the path shown by EXPLAIN (ANALYZE, BUFFERS) and by
+-- qidrisk_internal.state_events() around the query.
 CREATE TABLE received AS
 SELECT (i::bigint * 7919) % 250000 AS a, (i / 7) % 2 AS b FROM generate_series(1, 400000) i;
 ANALYZE received;
@@ -206,43 +238,73 @@ SET LOCAL parallel_setup_cost = 0;
 SET LOCAL parallel_tuple_cost = 0;
 SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL max_parallel_workers_per_gather = 2;
-CREATE FUNCTION pg_temp.received_figures() RETURNS text
-LANGUAGE sql AS $$
-SELECT ROW(singleton_count(a, b), class_count(a, b), k_anonymity(a, b))::text FROM received
-$$;
-SELECT ok(EXISTS (SELECT 1 FROM pg_temp.explain_lines(
-			  'SELECT singleton_count(a, b) FROM received') l WHERE l LIKE '%Partial%Aggregate%'),
-		  'received states: the plan has partial aggregates');
--- The leader's own partial state is lent to its finalize instead of being
--- serialized, once for each of the three aggregates sharing it: beside the
--- workers' states at 8MB, where attaching it would pass the budget so it is
--- merged in (and left as it is for the other aggregates), and alone, when no
--- worker may start (max_parallel_workers 0), at 8MB (spilled, so serialized),
--- 16MB and the default budget
-CREATE FUNCTION pg_temp.received_check(budget text, max_workers text, label text)
-RETURNS text
+-- One case under settings: the answer = GROUP BY; path, a condition on what
+-- the run showed, holds (workers: the path needs both planned workers, else
+-- it is skipped)
+CREATE FUNCTION pg_temp.received_case(label text, settings jsonb, workers boolean, path text, claim text)
+RETURNS SETOF text
 LANGUAGE plpgsql AS $$
+DECLARE
+	before record;
+	after record;
+	run pg_temp.explained_run;
+	shown record;
+	good boolean;
 BEGIN
-	PERFORM set_config(name, coalesce(value, reset_val), true)
-	FROM pg_settings s, (VALUES ('qidrisk.max_state_memory', budget),
-						('max_parallel_workers', max_workers)) v(wanted, value)
-	WHERE s.name = v.wanted;
-	RETURN is(pg_temp.received_figures(), (SELECT figures FROM received_reference),
-			  label || ': = GROUP BY');
+	PERFORM set_config(key, value, true) FROM jsonb_each_text(settings);
+	SELECT * INTO before FROM qidrisk_internal.state_events();
+	run := pg_temp.explained('SELECT ROW(singleton_count(a, b), class_count(a, b), k_anonymity(a, b))::text AS figures FROM received');
+	SELECT * INTO after FROM qidrisk_internal.state_events();
+	PERFORM set_config(key, (SELECT reset_val FROM pg_settings WHERE name = key), true)
+	FROM jsonb_each_text(settings);
+	RETURN NEXT is(run.answer ->> 'figures', (SELECT figures FROM received_reference), label || ': = GROUP BY');
+
+	SELECT run.planned, run.launched, run.spilled_blocks AS spilled, after.lent - before.lent AS lent,
+		   after.files_received - before.files_received AS files,
+		   after.partitions_decoded - before.partitions_decoded AS decoded,
+		   after.partitions_to_runs - before.partitions_to_runs AS to_runs
+	INTO shown;
+	EXECUTE format('SELECT %s FROM (SELECT $1 AS planned, $2 AS launched, $3 AS spilled, $4 AS lent, '
+				   '$5 AS files, $6 AS decoded, $7 AS to_runs) s', path)
+	INTO good USING shown.planned, shown.launched, shown.spilled, shown.lent, shown.files,
+		shown.decoded, shown.to_runs;
+	label := label || ': ' || claim;
+	IF workers AND shown.planned > 0 AND shown.launched < shown.planned THEN
+		RETURN NEXT skip(format('%s: %s of %s planned workers started', label, shown.launched, shown.planned), 1);
+		RETURN;
+	END IF;
+	RETURN NEXT ok(coalesce(good, false), label);
+	IF NOT coalesce(good, false) THEN
+		RETURN NEXT diag(format('shown: %s', row_to_json(shown)));
+	END IF;
 END
 $$;
-SELECT pg_temp.received_check(budget, workers, label)
-FROM (VALUES (1, NULL, NULL, 'received states, default budget'),
-			 (2, '4MB', NULL, 'received states, 4MB'),
-			 (3, '2MB', NULL, 'received states, 2MB'),
-			 (4, '600kB', NULL, 'received states, 600kB'),
-			 (5, '8MB', NULL, 'lent and received states, 8MB'),
-			 (6, '8MB', '0', 'the leader alone, 8MB'),
-			 (7, '16MB', '0', 'the leader alone, its state lent, 16MB'),
-			 (8, NULL, '0', 'the leader alone, its state lent')) c(n, budget, workers, label)
+SELECT pg_temp.received_case(label, settings::jsonb, workers, path, claim)
+FROM (VALUES
+	(1, 'received through files, default budget', '{"parallel_leader_participation": "off"}', true,
+	 'files = launched AND decoded = 0 AND to_runs = 0 AND spilled = 0', 'merged straight from the files'),
+	(2, 'received through files, 2MB', '{"parallel_leader_participation": "off", "qidrisk.max_state_memory": "2MB"}', true,
+	 'files = launched AND decoded = 0 AND to_runs = 0 AND spilled > 0',
+	 'the workers spilled, their runs merged straight from the files'),
+	(3, 'received through the tuple queue, default budget',
+	 '{"parallel_leader_participation": "off", "temp_file_limit": "1GB"}', true,
+	 'files = 0 AND decoded = 0 AND to_runs = 0', 'merged straight from their encoding'),
+	(4, 'received through the tuple queue, 2MB',
+	 '{"parallel_leader_participation": "off", "temp_file_limit": "1GB", "qidrisk.max_state_memory": "2MB"}', true,
+	 'files = 0 AND decoded > 0 AND to_runs > 0', 'decoded into arrays and into runs'),
+	(5, 'received through the tuple queue, 600kB',
+	 '{"parallel_leader_participation": "off", "temp_file_limit": "1GB", "qidrisk.max_state_memory": "600kB"}', true,
+	 'files = 0 AND decoded = 0 AND to_runs > 0', 'decoded straight into runs'),
+	(6, 'lent and received states, 16MB', '{"qidrisk.max_state_memory": "16MB"}', true,
+	 'lent > 0 AND launched > 0', 'the leader''s state lent beside the workers'''),
+	(7, 'the leader alone, 8MB', '{"qidrisk.max_state_memory": "8MB", "max_parallel_workers": "0"}', false,
+	 'planned > 0 AND launched = 0 AND lent = 0 AND spilled > 0', 'no worker, the leader''s state spilled, not lent'),
+	(8, 'the leader alone, 16MB', '{"qidrisk.max_state_memory": "16MB", "max_parallel_workers": "0"}', false,
+	 'planned > 0 AND launched = 0 AND lent > 0 AND spilled = 0', 'no worker, the leader''s state lent'),
+	(9, 'the leader alone, default budget', '{"max_parallel_workers": "0"}', false,
+	 'planned > 0 AND launched = 0 AND lent > 0 AND spilled = 0', 'no worker, the leader''s state lent')
+) c(n, label, settings, workers, path, claim)
 ORDER BY n;
-RESET qidrisk.max_state_memory;
-RESET max_parallel_workers;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
