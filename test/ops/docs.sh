@@ -56,7 +56,7 @@ my @lines = <$in>;
 close $in;
 open my $script, '>', "$tmp/page.sql" or die;
 open my $list, '>', "$tmp/blocks" or die;
-print $script "\\pset footer off\n\\set SHOW_CONTEXT never\n";
+print $script "\\pset footer off\n";
 exit 0 if grep { /^<!-- docs-test: skip-page/ } @lines;
 my $b = 0;
 for (my $i = 0; $i < @lines; $i++) {
