@@ -199,6 +199,9 @@ UNION ALL
 SELECT 'type ' || t.typname
 FROM m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid, e
 WHERE t.typnamespace = e.extnamespace
+	-- array types and a view's row type go with their type or view (17 lists them as members)
+	AND t.typcategory <> 'A'
+	AND NOT (t.typrelid <> 0 AND (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) <> 'c')
 UNION ALL
 SELECT o.type || ' ' || o.identity
 FROM m, e, pg_identify_object(m.classid, m.objid, m.objsubid) o
