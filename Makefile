@@ -5,6 +5,7 @@ OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqstate.o src/hando
 OBJS += src/qidsearch.o
 OBJS += src/kmap.o
 OBJS += src/indivrisk.o
+OBJS += src/popunique.o
 OBJS += src/gpd.o
 OBJS += src/qar.o
 OBJS += src/sketch.o

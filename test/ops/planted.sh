@@ -155,6 +155,7 @@ column_distinct_counts, distinct_product, column_budgets|SELECT (SELECT pg_catal
 hierarchy_levels, interval_hierarchy, hierarchy_generalize|SELECT (SELECT pg_catalog.count(*) FROM public.hierarchy_levels('zip_h'::pg_catalog.regclass)) + (SELECT pg_catalog.count(*) FROM public.hierarchy_levels('zip_pc'::pg_catalog.regclass, 'child'::pg_catalog.text, 'parent'::pg_catalog.text)) + (SELECT pg_catalog.count(*) FROM public.interval_hierarchy($P, 'age'::pg_catalog.text, '{"widths": [10]}'::pg_catalog.jsonb)) + (SELECT pg_catalog.count(*) FROM public.hierarchy_generalize($P, 'zip'::pg_catalog.text, 'zip_pc'::pg_catalog.regclass, max_values => 5::pg_catalog.int8))
 quantile_bucket_value|SELECT public.quantile_bucket_value(age, '{30,40}'::pg_catalog.int4[], '{1,2}'::pg_catalog.int4[]) FROM public.people LIMIT 1
 qid_search (drop_incomplete)|SELECT pg_catalog.count(*) FROM public.qid_search($P, '{age,zip,sex}'::pg_catalog.text[], drop_incomplete => true)
+population_uniqueness, reidentification_risk|SELECT (SELECT pg_catalog.count(*) FROM public.population_uniqueness($P, '{age,zip,sex}'::pg_catalog.text[], 0.1::pg_catalog.float8)) + (SELECT rows FROM public.reidentification_risk($P, '{age,zip}'::pg_catalog.text[], 0.2::pg_catalog.float8, $C, 'w'::pg_catalog.text))
 qar_risk, qar_thetas|SELECT (SELECT pg_catalog.count(*) FROM public.qar_thetas($P, '{age,zip,sex,income}'::pg_catalog.text[], 2)) + (SELECT risk FROM public.qar_risk($P, '{sex,income,w,age,zip}'::pg_catalog.text[], 2, 0.01::pg_catalog.float8, 0.5::pg_catalog.float8))
 SQL
 }
