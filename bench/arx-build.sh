@@ -71,7 +71,7 @@ EOF
 	echo "arx-build: compiled a stand-in for org.apache.hadoop.io.Writable"
 fi
 
-CP=$(ls "$OUT"/lib/*.jar | tr '\n' ':')
+CP=$(printf '%s:' "$OUT"/lib/*.jar)
 find "$SRC/src/main" -name '*.java' >"$WORK/sources"
 echo "arx-build: compiling $(wc -l <"$WORK/sources") files"
 javac -nowarn -encoding UTF-8 --release 8 -cp "$CP" -d "$WORK/classes" @"$WORK/sources" 2>&1 |
