@@ -663,24 +663,28 @@ public final class ArxBench {
 
 	static void largeMode() throws Exception {
 		int runs = Integer.parseInt(opt("runs", "1"));
-		Data data = makeData(QID, SENSITIVE);
-		List<Double> ms = new ArrayList<>();
-		Run run = null;
-		for (int r = 0; r < runs; r++) {
-			ARXConfiguration c = ARXConfiguration.create();
-			c.addPrivacyModel(new KAnonymity(5));
-			c.setSuppressionLimit(0.02);
-			c.setQualityModel(Metric.createLossMetric(0.5, AggregateFunction.GEOMETRIC_MEAN));
-			run = anonymize(data, c);
-			ms.add(run.ms);
+		Data data = makeData(QID, null);
+		for (String metric : new String[] {"loss", "discernibility"}) {
+			List<Double> ms = new ArrayList<>();
+			Run run = null;
+			for (int r = 0; r < runs; r++) {
+				ARXConfiguration c = ARXConfiguration.create();
+				c.addPrivacyModel(new KAnonymity(5));
+				c.setSuppressionLimit(0.02);
+				c.setQualityModel(metric.equals("loss") ? Metric.createLossMetric(0.5, AggregateFunction.GEOMETRIC_MEAN)
+					: Metric.createDiscernabilityMetric(false));
+				run = anonymize(data, c);
+				ms.add(run.ms);
+			}
+			ARXNode opt = run.result.getGlobalOptimum();
+			Runtime rt = Runtime.getRuntime();
+			System.out.printf("large: %d rows, k=5 supp=0.02 %s: optimum %s value %s suppressed %s; "
+				+ "ARX %s ms (median %.1f); JVM heap in use %d MB of max %d MB; %s%n", rows.size(),
+				metric.equals("loss") ? "loss(gs=0.5)" : "discernibility", opt == null ? "none" : pgArray(levels(opt, QID)),
+				opt == null ? "" : value(opt.getHighestScore()),
+				opt == null ? "" : String.valueOf(suppressed(run.result, opt, false)), times(ms), median(ms),
+				(rt.totalMemory() - rt.freeMemory()) >> 20, rt.maxMemory() >> 20, peakRss());
 		}
-		ARXNode opt = run.result.getGlobalOptimum();
-		Runtime rt = Runtime.getRuntime();
-		System.out.printf("large: %d rows, k=5 supp=0.02 loss(gs=0.5): optimum %s loss %s suppressed %s; "
-			+ "ARX %s ms (median %.1f); JVM heap in use %d MB of max %d MB; %s%n", rows.size(),
-			opt == null ? "none" : pgArray(levels(opt, QID)), opt == null ? "" : value(opt.getHighestScore()),
-			opt == null ? "" : String.valueOf(suppressed(run.result, opt, false)), times(ms), median(ms),
-			(rt.totalMemory() - rt.freeMemory()) >> 20, rt.maxMemory() >> 20, peakRss());
 	}
 
 	static String peakRss() {
