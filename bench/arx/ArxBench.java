@@ -463,9 +463,10 @@ public final class ArxBench {
 			System.out.println(line);
 			if (c.qidriskResult != null) {
 				if (!c.qidriskMs.isEmpty()) {
-					System.out.printf("       qid_lattice(metric => '%s'): best %s (levels|rows_suppressed|loss); "
+					System.out.printf("       qid_lattice(metric => '%s'): best %s (levels|rows_suppressed|loss), %s; "
 						+ "median %.1f ms [%s]; qidrisk/ARX time = %.2f%n", c.metric, c.qidriskResult,
-						median(c.qidriskMs), times(c.qidriskMs), median(c.qidriskMs) / median(c.arxMs));
+						agreement(c.qidriskResult, opt), median(c.qidriskMs), times(c.qidriskMs),
+						median(c.qidriskMs) / median(c.arxMs));
 				} else {
 					System.out.printf("       qid_lattice(metric => '%s'): %s%n", c.metric, c.qidriskResult);
 				}
@@ -479,6 +480,20 @@ public final class ArxBench {
 		if (nodes != null) {
 			writeLossNodes(data, cases.get(0), nodes);
 		}
+	}
+
+	/* does qid_lattice's best row (levels|rows_suppressed|loss) match ARX's optimum? values within 1e-12 relative */
+	static String agreement(String qidrisk, ARXNode opt) {
+		String[] f = qidrisk.split("\\|");
+		if (opt == null || f.length != 3) {
+			return "not comparable";
+		}
+		double a = Double.parseDouble(value(opt.getHighestScore()));
+		double q = Double.parseDouble(f[2]);
+		boolean sameValue = Math.abs(a - q) <= 1e-12 * Math.max(1d, Math.abs(a));
+		boolean sameLevels = ("{" + f[0] + "}").equals(pgArray(levels(opt, QID)));
+		return sameValue ? (sameLevels ? "same optimum and value as ARX" : "same value as ARX, other levels (a tie)")
+			: "DIFFERS from ARX";
 	}
 
 	/* every node of case (a): anonymity, suppressed rows, ARX's Loss (aggregate and per QID) */
