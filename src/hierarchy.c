@@ -451,6 +451,256 @@ CompareTexts(const void *a, const void *b, void *arg)
 							   (SortSupport) arg);
 }
 
+/* What hierarchy_generalize works on once the hierarchy is read */
+typedef struct Generalization
+{
+	bool		has_max;		/* the limits, each optional */
+	bool		has_min;
+	int64		max_values;
+	int64		min_rows;
+	int32	   *values;			/* the nodes that have rows */
+	int32		nvalues;
+	int32		max_depth;		/* the deepest value's depth */
+	int32	   *classes;		/* each value's class at the chosen level */
+	int64	   *sums;			/* per node, zeroed between uses */
+	int32		level;			/* the chosen level */
+	OutputClass *order;			/* the classes, sorted */
+	int32		nchosen;
+	OutputRow  *output;			/* the values, in their classes' runs */
+	SortSupportData sort;
+} Generalization;
+
+/* Open and lock both relations, resolve the columns, settle the collation */
+static void
+GeneralizeOpen(Hierarchy *h, Oid relid, Oid treeid, const char *column,
+			   const char *child_column, const char *parent_column)
+{
+	memset(h, 0, sizeof(*h));
+	h->funcname = "hierarchy_generalize";
+	h->later_bytes = GENERALIZE_LATER_BYTES;
+
+	/* both relations exist and are locked before their columns are resolved */
+	h->rel = QidRelationOpen(relid, NULL);
+	h->tree = QidRelationOpen(treeid, "hierarchy");
+	QidRelationColumn(h->rel, column);
+	QidRelationCheckSelect(h->rel, NULL);
+	QidRelationColumn(h->tree, child_column);
+	QidRelationColumn(h->tree, parent_column);
+	QidRelationCheckSelect(h->tree, NULL);
+
+	/* texts as "::text" makes them; the column's collation, merged as SQL would */
+	h->collation = MergeCollation(h, TextCollation(h->rel, 0), TextCollation(h->tree, 0),
+								  "column", column, "hierarchy column", child_column);
+	h->collation = MergeCollation(h, h->collation, TextCollation(h->tree, 1),
+								  "column", column, "hierarchy column", parent_column);
+	HierarchyPrepare(h);
+}
+
+/* Read the column's values and the hierarchy's child -> parent pairs through SPI */
+static void
+GeneralizeRead(Hierarchy *h, const char *column, const char *child_column,
+			   const char *parent_column)
+{
+	StringInfoData query;
+	bool		pushed;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "hierarchy_generalize: SPI_connect failed");
+	pushed = QidReadSnapshotPush(h->rel, h->tree);
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT qidrisk_t.%s::pg_catalog.text FROM %s AS qidrisk_t",
+					 quote_identifier(column), h->rel->qualified);
+	HierarchyScan(h, query.data, false);
+	resetStringInfo(&query);
+	appendStringInfo(&query,
+					 "SELECT qidrisk_h.%s::pg_catalog.text, qidrisk_h.%s::pg_catalog.text FROM %s AS qidrisk_h"
+					 " WHERE qidrisk_h.%s IS NOT NULL AND qidrisk_h.%s IS NOT NULL",
+					 quote_identifier(child_column), quote_identifier(parent_column),
+					 h->tree->qualified, quote_identifier(child_column),
+					 quote_identifier(parent_column));
+	HierarchyScan(h, query.data, true);
+	if (pushed)
+		PopActiveSnapshot();
+	SPI_finish();
+}
+
+/* The values (nodes with rows) climb to their tops, which gives their depths */
+static void
+GeneralizeClimb(Hierarchy *h, Generalization *g)
+{
+	int32	   *stack;
+
+	g->values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h->nnodes, 1));
+	stack = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h->nnodes, 1));
+	for (int32 node = 0; node < h->nnodes; node++)
+	{
+		if ((node & HIER_INTERRUPT_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (h->nodes[node].rows == 0)
+			continue;
+		g->values[g->nvalues++] = node;
+		Climb(h, node, stack);
+		g->max_depth = Max(g->max_depth, h->nodes[node].depth);
+	}
+	pfree(stack);
+}
+
+/*
+ * The lowest level that meets the limits.  Level by level, each value's
+ * class moves one step up unless it is at the top; the classes are counted
+ * and their rows summed in sums, whose touched entries are cleared again.
+ */
+static void
+GeneralizeChooseLevel(Hierarchy *h, Generalization *g)
+{
+	int32	   *touched;
+
+	g->classes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(g->nvalues, 1));
+	g->sums = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int64) * Max(h->nnodes, 1),
+										 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(g->nvalues, 1));
+	memcpy(g->classes, g->values, sizeof(int32) * g->nvalues);
+	g->level = -1;
+	for (int32 l = 0; g->nvalues > 0 && l <= g->max_depth; l++)
+	{
+		int64		nclasses = 0;
+		int64		smallest = PG_INT64_MAX;
+
+		for (int32 i = 0; i < g->nvalues; i++)
+		{
+			int32		class = g->classes[i];
+
+			if ((i & HIER_INTERRUPT_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (l > 0 && h->nodes[class].parent != NO_NODE)
+				g->classes[i] = class = h->nodes[class].parent;
+			if (g->sums[class] == 0)
+				touched[nclasses++] = class;
+			g->sums[class] += h->nodes[g->values[i]].rows;
+		}
+		for (int64 t = 0; t < nclasses; t++)
+		{
+			smallest = Min(smallest, g->sums[touched[t]]);
+			g->sums[touched[t]] = 0;
+		}
+		if ((!g->has_max || nclasses <= g->max_values) &&
+			(!g->has_min || smallest >= g->min_rows))
+		{
+			g->level = l;
+			break;
+		}
+	}
+	pfree(touched);
+	if (g->level < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no level of hierarchy %s meets max_values = %s and min_rows = %s",
+						TreeName(h),
+						g->has_max ? psprintf(INT64_FORMAT, g->max_values) : "<NULL>",
+						g->has_min ? psprintf(INT64_FORMAT, g->min_rows) : "<NULL>"),
+				 errhint("Even the top of the hierarchy is too fine; add a coarser level or relax the policy.")));
+}
+
+/*
+ * The rows in order of generalization: the classes sorted, each value put
+ * in its class's run (sums then holds where the run of each class ends)
+ */
+static void
+GeneralizeOrder(Hierarchy *h, Generalization *g)
+{
+	memset(&g->sort, 0, sizeof(g->sort));
+	g->sort.ssup_cxt = CurrentMemoryContext;
+	g->sort.ssup_collation = h->collation;
+	g->sort.ssup_nulls_first = false;
+	PrepareSortSupportFromOrderingOp(TextLessOperator, &g->sort);
+	g->order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OutputClass) * Max(g->nvalues, 1));
+	for (int32 i = 0; i < g->nvalues; i++)
+	{
+		if (g->sums[g->classes[i]] == 0)
+		{
+			g->order[g->nchosen].text = h->nodes[g->classes[i]].text;
+			g->order[g->nchosen++].node = g->classes[i];
+		}
+		g->sums[g->classes[i]]++;
+	}
+	qsort_arg(g->order, g->nchosen, sizeof(OutputClass), CompareTexts, &g->sort);
+	g->output = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OutputRow) * Max(g->nvalues, 1));
+	for (int32 c = 0, start = 0; c < g->nchosen; c++)
+	{
+		int64		size = g->sums[g->order[c].node];
+
+		g->sums[g->order[c].node] = start;
+		start += size;
+	}
+	for (int32 i = 0; i < g->nvalues; i++)
+	{
+		OutputRow  *row = &g->output[g->sums[g->classes[i]]++];
+
+		row->text = h->nodes[g->values[i]].text;
+		row->rows = h->nodes[g->values[i]].rows;
+	}
+}
+
+/*
+ * Each class's values side by side in memory, so that sorting a class reads
+ * a compact run rather than texts scattered over the whole table (in place
+ * of the dictionary, which is done with)
+ */
+static void
+GeneralizeCompact(Hierarchy *h, Generalization *g)
+{
+	Size		copy_bytes = 0;
+	char	   *copies;
+
+	for (int32 r = 0; r < g->nvalues; r++)
+		copy_bytes += VARSIZE_ANY(DatumGetPointer(g->output[r].text));
+	nodehash_destroy(h->table);
+	h->table = NULL;
+	copies = MemoryContextAllocHuge(CurrentMemoryContext, Max(copy_bytes, 1));
+	copy_bytes = 0;
+	for (int32 r = 0; r < g->nvalues; r++)
+	{
+		Size		size = VARSIZE_ANY(DatumGetPointer(g->output[r].text));
+
+		memcpy(copies + copy_bytes, DatumGetPointer(g->output[r].text), size);
+		g->output[r].text = PointerGetDatum(copies + copy_bytes);
+		copy_bytes += size;
+	}
+}
+
+/* Each class's run sorted by value and emitted, the NULL value last */
+static void
+GeneralizeEmit(Hierarchy *h, Generalization *g, ReturnSetInfo *rsinfo)
+{
+	for (int32 c = 0, start = 0; c < g->nchosen; c++)
+	{
+		int32		end = (int32) g->sums[g->order[c].node];
+		Datum		out[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		CHECK_FOR_INTERRUPTS();
+		qsort_arg(g->output + start, end - start, sizeof(OutputRow), CompareTexts, &g->sort);
+		out[1] = g->order[c].text;
+		out[2] = Int32GetDatum(g->level);
+		for (int32 r = start; r < end; r++)
+		{
+			if ((r & HIER_INTERRUPT_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			out[0] = g->output[r].text;
+			out[3] = Int64GetDatum(g->output[r].rows);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		}
+		start = end;
+	}
+	if (h->null_rows > 0)
+	{
+		Datum		out[4] = {(Datum) 0, (Datum) 0, Int32GetDatum(g->level), Int64GetDatum(h->null_rows)};
+		bool		nulls[4] = {true, true, false, false};
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+	}
+}
+
 /*
  * hierarchy_generalize(rel, column_name, hierarchy, max_values, min_rows,
  * child_column, parent_column): each value of the column with its
@@ -462,39 +712,25 @@ HierarchyGeneralize(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Hierarchy	h;
+	Generalization g;
 	char	   *column;
 	char	   *child_column;
 	char	   *parent_column;
-	bool		has_max = !PG_ARGISNULL(3);
-	bool		has_min = !PG_ARGISNULL(4);
-	int64		max_values = has_max ? PG_GETARG_INT64(3) : 0;
-	int64		min_rows = has_min ? PG_GETARG_INT64(4) : 0;
-	StringInfoData query;
-	bool		pushed;
-	int32	   *values;
-	int32	   *classes;
-	int32	   *stack;
-	int64	   *sums;
-	int32	   *touched;
-	int32		nvalues = 0;
-	int32		max_depth = 0;
-	int32		level = -1;
-	SortSupportData sort;
-	OutputClass *order;
-	OutputRow  *output;
-	int32		nchosen = 0;
-	Size		copy_bytes = 0;
-	char	   *copies;
 
+	memset(&g, 0, sizeof(g));
+	g.has_max = !PG_ARGISNULL(3);
+	g.has_min = !PG_ARGISNULL(4);
+	g.max_values = g.has_max ? PG_GETARG_INT64(3) : 0;
+	g.min_rows = g.has_min ? PG_GETARG_INT64(4) : 0;
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(5) || PG_ARGISNULL(6))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("hierarchy_generalize needs a table, a column and a hierarchy")));
-	if (!has_max && !has_min)
+	if (!g.has_max && !g.has_min)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("hierarchy_generalize needs max_values, min_rows or both")));
-	if ((has_max && max_values < 1) || (has_min && min_rows < 1))
+	if ((g.has_max && g.max_values < 1) || (g.has_min && g.min_rows < 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_values and min_rows must be at least 1")));
@@ -503,189 +739,13 @@ HierarchyGeneralize(PG_FUNCTION_ARGS)
 	parent_column = text_to_cstring(PG_GETARG_TEXT_PP(6));
 
 	InitMaterializedSRF(fcinfo, 0);
-	memset(&h, 0, sizeof(h));
-	h.funcname = "hierarchy_generalize";
-	h.later_bytes = GENERALIZE_LATER_BYTES;
-
-	/* both relations exist and are locked before their columns are resolved */
-	h.rel = QidRelationOpen(PG_GETARG_OID(0), NULL);
-	h.tree = QidRelationOpen(PG_GETARG_OID(2), "hierarchy");
-	QidRelationColumn(h.rel, column);
-	QidRelationCheckSelect(h.rel, NULL);
-	QidRelationColumn(h.tree, child_column);
-	QidRelationColumn(h.tree, parent_column);
-	QidRelationCheckSelect(h.tree, NULL);
-
-	/* texts as "::text" makes them; the column's collation, merged as SQL would */
-	h.collation = MergeCollation(&h, TextCollation(h.rel, 0), TextCollation(h.tree, 0),
-								 "column", column, "hierarchy column", child_column);
-	h.collation = MergeCollation(&h, h.collation, TextCollation(h.tree, 1),
-								 "column", column, "hierarchy column", parent_column);
-	HierarchyPrepare(&h);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "hierarchy_generalize: SPI_connect failed");
-	pushed = QidReadSnapshotPush(h.rel, h.tree);
-	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT qidrisk_t.%s::pg_catalog.text FROM %s AS qidrisk_t",
-					 quote_identifier(column), h.rel->qualified);
-	HierarchyScan(&h, query.data, false);
-	resetStringInfo(&query);
-	appendStringInfo(&query,
-					 "SELECT qidrisk_h.%s::pg_catalog.text, qidrisk_h.%s::pg_catalog.text FROM %s AS qidrisk_h"
-					 " WHERE qidrisk_h.%s IS NOT NULL AND qidrisk_h.%s IS NOT NULL",
-					 quote_identifier(child_column), quote_identifier(parent_column),
-					 h.tree->qualified, quote_identifier(child_column),
-					 quote_identifier(parent_column));
-	HierarchyScan(&h, query.data, true);
-	if (pushed)
-		PopActiveSnapshot();
-	SPI_finish();
-
-	/* the values (nodes with rows) climb to their tops */
-	values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h.nnodes, 1));
-	stack = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(h.nnodes, 1));
-	for (int32 node = 0; node < h.nnodes; node++)
-	{
-		if ((node & HIER_INTERRUPT_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (h.nodes[node].rows == 0)
-			continue;
-		values[nvalues++] = node;
-		Climb(&h, node, stack);
-		max_depth = Max(max_depth, h.nodes[node].depth);
-	}
-	pfree(stack);
-
-	/*
-	 * Level by level, each value's class moves one step up unless it is at
-	 * the top; the classes are counted and their rows summed in sums, whose
-	 * touched entries are cleared again
-	 */
-	classes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nvalues, 1));
-	sums = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int64) * Max(h.nnodes, 1),
-									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nvalues, 1));
-	memcpy(classes, values, sizeof(int32) * nvalues);
-	for (int32 l = 0; nvalues > 0 && l <= max_depth; l++)
-	{
-		int64		nclasses = 0;
-		int64		smallest = PG_INT64_MAX;
-
-		for (int32 i = 0; i < nvalues; i++)
-		{
-			int32		class = classes[i];
-
-			if ((i & HIER_INTERRUPT_MASK) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (l > 0 && h.nodes[class].parent != NO_NODE)
-				classes[i] = class = h.nodes[class].parent;
-			if (sums[class] == 0)
-				touched[nclasses++] = class;
-			sums[class] += h.nodes[values[i]].rows;
-		}
-		for (int64 t = 0; t < nclasses; t++)
-		{
-			smallest = Min(smallest, sums[touched[t]]);
-			sums[touched[t]] = 0;
-		}
-		if ((!has_max || nclasses <= max_values) && (!has_min || smallest >= min_rows))
-		{
-			level = l;
-			break;
-		}
-	}
-	if (level < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("no level of hierarchy %s meets max_values = %s and min_rows = %s",
-						TreeName(&h),
-						has_max ? psprintf(INT64_FORMAT, max_values) : "<NULL>",
-						has_min ? psprintf(INT64_FORMAT, min_rows) : "<NULL>"),
-				 errhint("Even the top of the hierarchy is too fine; add a coarser level or relax the policy.")));
-
-	/*
-	 * The rows in order of generalization, then value, the NULL value last:
-	 * the classes sorted, each value put in its class's run (sums now holds
-	 * where the run of each class continues), then each run sorted
-	 */
-	memset(&sort, 0, sizeof(sort));
-	sort.ssup_cxt = CurrentMemoryContext;
-	sort.ssup_collation = h.collation;
-	sort.ssup_nulls_first = false;
-	PrepareSortSupportFromOrderingOp(TextLessOperator, &sort);
-	order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OutputClass) * Max(nvalues, 1));
-	for (int32 i = 0; i < nvalues; i++)
-	{
-		if (sums[classes[i]] == 0)
-		{
-			order[nchosen].text = h.nodes[classes[i]].text;
-			order[nchosen++].node = classes[i];
-		}
-		sums[classes[i]]++;
-	}
-	qsort_arg(order, nchosen, sizeof(OutputClass), CompareTexts, &sort);
-	output = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OutputRow) * Max(nvalues, 1));
-	for (int32 c = 0, start = 0; c < nchosen; c++)
-	{
-		int64		size = sums[order[c].node];
-
-		sums[order[c].node] = start;
-		start += size;
-	}
-	for (int32 i = 0; i < nvalues; i++)
-	{
-		OutputRow  *row = &output[sums[classes[i]]++];
-
-		row->text = h.nodes[values[i]].text;
-		row->rows = h.nodes[values[i]].rows;
-		copy_bytes += VARSIZE_ANY(DatumGetPointer(row->text));
-	}
-
-	/*
-	 * Each class's values side by side in memory, so that sorting a class
-	 * reads a compact run rather than texts scattered over the whole table
-	 * (in place of the dictionary, which is done with)
-	 */
-	nodehash_destroy(h.table);
-	h.table = NULL;
-	copies = MemoryContextAllocHuge(CurrentMemoryContext, Max(copy_bytes, 1));
-	copy_bytes = 0;
-	for (int32 r = 0; r < nvalues; r++)
-	{
-		Size		size = VARSIZE_ANY(DatumGetPointer(output[r].text));
-
-		memcpy(copies + copy_bytes, DatumGetPointer(output[r].text), size);
-		output[r].text = PointerGetDatum(copies + copy_bytes);
-		copy_bytes += size;
-	}
-	for (int32 c = 0, start = 0; c < nchosen; c++)
-	{
-		int32		end = (int32) sums[order[c].node];
-		Datum		out[4];
-		bool		nulls[4] = {false, false, false, false};
-
-		CHECK_FOR_INTERRUPTS();
-		qsort_arg(output + start, end - start, sizeof(OutputRow), CompareTexts, &sort);
-		out[1] = order[c].text;
-		out[2] = Int32GetDatum(level);
-		for (int32 r = start; r < end; r++)
-		{
-			if ((r & HIER_INTERRUPT_MASK) == 0)
-				CHECK_FOR_INTERRUPTS();
-			out[0] = output[r].text;
-			out[3] = Int64GetDatum(output[r].rows);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
-		}
-		start = end;
-	}
-	if (h.null_rows > 0)
-	{
-		Datum		out[4] = {(Datum) 0, (Datum) 0, Int32GetDatum(level), Int64GetDatum(h.null_rows)};
-		bool		nulls[4] = {true, true, false, false};
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
-	}
+	GeneralizeOpen(&h, PG_GETARG_OID(0), PG_GETARG_OID(2), column, child_column, parent_column);
+	GeneralizeRead(&h, column, child_column, parent_column);
+	GeneralizeClimb(&h, &g);
+	GeneralizeChooseLevel(&h, &g);
+	GeneralizeOrder(&h, &g);
+	GeneralizeCompact(&h, &g);
+	GeneralizeEmit(&h, &g, rsinfo);
 	return (Datum) 0;
 }
 
