@@ -1954,6 +1954,8 @@ SearchExpand(Lattice *lat, binaryheap *heap, int32 slot, int32 *best, bool *spen
  * evaluated node of least loss expanded next; every stepping-th step (the
  * top's height) a greedy climb instead, always to the least successor; a
  * node whose bound cannot beat the best anonymous node found is skipped.
+ * Unlike Lightning, the first step is a climb too, so that a wide lattice
+ * finds an anonymous node (and bounds to prune with) early in its budget.
  * Stops when qidrisk.lattice_heuristic_nodes nodes are evaluated.  Returns
  * the best slot (-1: none anonymous); *complete when the queue ran dry
  * first, which proves the best optimal: every node of loss at most the best's
@@ -1979,7 +1981,7 @@ SearchHeuristic(Lattice *lat, bool *complete)
 		CHECK_FOR_INTERRUPTS();
 		if (lat->expanded[slot] || SlotPruned(lat, slot, best))
 			continue;
-		if (++step % stepping != 0)
+		if (step++ % stepping != 0)
 			SearchExpand(lat, heap, slot, &best, &spent);
 		else
 		{
