@@ -151,3 +151,460 @@ AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION reidentification_risk(regclass, text[], double precision, regclass, text, text[]) IS
 'El Emam''s prosecutor, journalist and marketer re-identification risk of a sample, against a population table or the sample itself';
+
+-- ==== The lattice: a heuristic search where the exact one is refused ====
+
+-- qid_lattice and qid_anonymize_into take search: 'exact' (the default, as
+-- in 1.0.0) or 'heuristic', a search bounded by qidrisk.lattice_heuristic_nodes
+-- evaluated nodes (lattice.c) for lattices past the exact search's 10,000,000
+-- nodes; every 1.0.0 argument is kept, search comes last
+DROP FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
+						  double precision, double precision, text, text, text);
+DROP FUNCTION qidrisk_internal.qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
+										   double precision, double precision, text, text, text);
+DROP FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
+								 text, double precision, double precision, text, text, text, boolean);
+DROP FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text,
+												  integer, text, double precision, double precision, text, text,
+												  text, boolean);
+DROP FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text,
+												 integer, text, double precision, double precision, text, text,
+												 text, boolean);
+
+CREATE FUNCTION qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer,
+							max_suppressed double precision DEFAULT 0,
+							sensitive_column text DEFAULT NULL, l integer DEFAULT 1,
+							l_model text DEFAULT 'distinct', c double precision DEFAULT NULL,
+							t double precision DEFAULT NULL, t_distance text DEFAULT 'equal',
+							metric text DEFAULT 'discernibility', evaluate text DEFAULT 'anonymous',
+							search text DEFAULT 'exact')
+RETURNS TABLE (levels integer[], anonymous boolean, minimal boolean, evaluated boolean,
+			   rows_suppressed bigint, classes bigint, height integer, precision_loss double precision,
+			   discernibility double precision, entropy_loss double precision,
+			   suppressed_share double precision, loss double precision, best boolean, rows bigint)
+AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
+								double precision, double precision, text, text, text, text) IS
+'every node of the full-domain generalization lattice (or, with search => heuristic, every node a bounded search evaluated): anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
+CREATE FUNCTION qidrisk_internal.qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer,
+											 max_suppressed double precision DEFAULT 0,
+											 sensitive_column text DEFAULT NULL::text, l integer DEFAULT 1,
+											 l_model text DEFAULT 'distinct'::text,
+											 c double precision DEFAULT NULL::double precision,
+											 t double precision DEFAULT NULL::double precision,
+											 t_distance text DEFAULT 'equal'::text,
+											 metric text DEFAULT 'discernibility'::text,
+											 evaluate text DEFAULT 'anonymous'::text,
+											 search text DEFAULT 'exact'::text)
+RETURNS TABLE(levels integer[], anonymous boolean, minimal boolean, evaluated boolean, rows_suppressed bigint,
+			  classes bigint, height integer, precision_loss double precision, discernibility double precision,
+			  entropy_loss double precision, suppressed_share double precision, loss double precision,
+			  best boolean, rows bigint)
+LANGUAGE c
+STABLE PARALLEL RESTRICTED
+AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice';
+
+-- qidrisk_anonymize as in 1.0.0, passing search on to qid_lattice
+CREATE FUNCTION qidrisk_internal.qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
+								  k integer, max_suppressed double precision, sensitive_column text,
+								  l integer, l_model text, c double precision, t double precision,
+								  t_distance text, metric text, suppression text, local_recoding boolean,
+								  search text)
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
+			   rows_recoded bigint, recoding text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- the generated statements' estimates are rough; compiling them costs seconds
+SET jit = off
+AS $$
+DECLARE
+	lv integer[];
+	best_loss double precision;
+	m integer := cardinality(qid);
+	joins text := '';
+	ctes text := '';
+	gens text[] := '{}';
+	keep text;
+	outcols text[] := '{}';
+	changed text[] := '{}';
+	att record;
+	i integer;
+	n_released bigint;
+	n_suppressed bigint;
+	changes jsonb;
+	fk bigint;
+	fl bigint;
+	ft double precision;
+	star boolean;
+	ordered boolean := t_distance = 'ordered';
+	chain text;
+	qcols text := (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q);
+	-- local recoding
+	lctes text[] := '{}';
+	ljoins text := '';
+	lcols text := '';
+	heights integer[];
+	cur integer[];
+	cand integer[];
+	cand_col integer;
+	cand_level integer;
+	best_n bigint;
+	best_cost bigint;
+	n_cand bigint;
+	cost bigint;
+	n_recoded bigint := 0;
+	cost_recoded bigint := 0;
+	n_failing bigint;
+	recoding text := 'suppression';
+	rescue text;
+	best_rescue text;
+	star_col boolean;
+	climbed integer[] := '{}';
+	j integer;
+BEGIN
+	IF release IS NULL OR suppression IS NULL OR local_recoding IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize_into needs a release table name, a suppression mode and local_recoding'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF suppression NOT IN ('remove', 'star') THEN
+		RAISE EXCEPTION 'qid_anonymize_into: unknown suppression "%"', suppression
+			USING ERRCODE = 'invalid_parameter_value', HINT = 'Use remove or star.';
+	END IF;
+	-- before any work: the release would be computed only for CREATE TABLE to refuse it
+	IF to_regclass(release) IS NOT NULL THEN
+		RAISE EXCEPTION 'table % already exists', release
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'qid_anonymize_into writes only into a new table; pick another name or drop it.';
+	END IF;
+	star := suppression = 'star';
+	-- the caller's empty object arrives as NULL
+	hierarchies := coalesce(hierarchies, '{}');
+	SELECT q.levels, q.loss INTO lv, best_loss
+	FROM qidrisk_internal.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive_column, l, l_model, c,
+								 t, t_distance, metric, 'anonymous', search) q
+	WHERE q.best;
+	IF lv IS NULL THEN
+		RAISE EXCEPTION 'qid_anonymize_into: no generalization of % meets the target', rel
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Allow more suppression, lower k or l, or add coarser hierarchy levels.';
+	END IF;
+
+	-- the generalized value of each quasi-identifier (text above level 0)
+	FOR i IN 1 .. m LOOP
+		IF lv[i] = 0 THEN
+			gens := gens || format('t.%I', qid[i]);
+		ELSE
+			ctes := ctes || format('hr%1$s AS MATERIALIZED (SELECT h.value, h.levels[%2$s] AS g FROM qidrisk_internal.qidrisk_hierarchy_rows(%3$L::regclass, %4$L, %5$L::jsonb) h), ',
+								   i, lv[i], rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
+			joins := joins || format(
+				' LEFT JOIN hr%1$s h%1$s ON h%1$s.value = CAST(t.%2$I AS text)
+				  LEFT JOIN (SELECT g FROM hr%1$s WHERE value IS NULL) n%1$s ON t.%2$I IS NULL',
+				i, qid[i]);
+			gens := gens || format('coalesce(h%1$s.g, n%1$s.g)', i);
+		END IF;
+	END LOOP;
+	keep := format('qidrisk_size >= %s', k);
+	IF l > 1 THEN
+		keep := keep || format(' AND qidrisk_distinct >= %s', l);
+		IF l_model = 'entropy' THEN
+			keep := keep || format(' AND qidrisk_entropy >= ln(%s) * (1 - 1e-9)', l);
+		ELSIF l_model = 'recursive' THEN
+			keep := keep || format(' AND qidrisk_r1 < %s * qidrisk_tail', c);
+		END IF;
+	END IF;
+	IF t IS NOT NULL THEN
+		keep := keep || format(' AND %s <= %s', CASE WHEN ordered THEN 'qidrisk_tord' ELSE 'qidrisk_teq' END, t);
+	END IF;
+	-- per class of src (qidrisk_key, qidrisk_s): size, distinct sensitive values,
+	-- entropy, the recursive test's r1 and tail, the equal and ordered distances
+	-- to the distribution of all of src (values ranked in the type's order, NULL
+	-- last); rows with a NULL key count in that distribution only
+	chain := format($c$
+		ks AS (
+			SELECT qidrisk_key AS key, qidrisk_s AS s, count(*) AS ns FROM src GROUP BY 1, 2
+		), kq AS (
+			SELECT ks.*, sum(ns) OVER (PARTITION BY s)::float8 / sum(ns) OVER () AS q,
+				   dense_rank() OVER (ORDER BY s) AS rk
+			FROM ks
+		), kr AS (
+			SELECT kq.*, sum(ns) OVER w AS size, count(*) OVER w AS d,
+				   row_number() OVER (PARTITION BY key ORDER BY ns DESC) AS r
+			FROM kq WINDOW w AS (PARTITION BY key)
+		), cls AS (
+			SELECT key, max(size) AS qidrisk_size, max(d) AS qidrisk_distinct,
+				   -sum(ns::float8 / size * ln(ns::float8 / size)) AS qidrisk_entropy,
+				   max(ns) AS qidrisk_r1, coalesce(sum(ns) FILTER (WHERE r >= %1$s), 0) AS qidrisk_tail,
+				   (sum(abs(ns::float8 / size - q) - q) + 1) / 2 AS qidrisk_teq
+			FROM kr WHERE key IS NOT NULL GROUP BY key
+		), ord AS (%2$s
+		)$c$, l,
+		CASE WHEN ordered AND t IS NOT NULL THEN $o$
+			SELECT x.key, sum(abs(x.cum)) / greatest((SELECT count(DISTINCT rk) FROM kq) - 1, 1) AS qidrisk_tord
+			FROM (SELECT c.key, sum(coalesce(k.ns, 0)::float8 / c.qidrisk_size - v.q)
+									OVER (PARTITION BY c.key ORDER BY v.rk) AS cum
+				  FROM cls c CROSS JOIN (SELECT DISTINCT rk, q FROM kq) v
+				  LEFT JOIN kr k ON k.key = c.key AND k.rk = v.rk) x
+			GROUP BY x.key$o$
+		ELSE 'SELECT key, 0::float8 AS qidrisk_tord FROM cls' END);
+	IF to_regclass('pg_temp.qidrisk_anonymize_work') IS NOT NULL THEN
+		DROP TABLE pg_temp.qidrisk_anonymize_work;
+	END IF;
+	-- classes by their fingerprint (qid_key), the sensitive values counted per class
+	EXECUTE format($q$
+		CREATE TEMP TABLE qidrisk_anonymize_work AS
+		WITH %1$s src AS (
+			SELECT t.*, %2$s, %3$s AS qidrisk_s, qidrisk_internal.qid_key(%4$s) AS qidrisk_key
+			FROM %5$s t %6$s
+		), %7$s
+		SELECT src.*, %8$s AS qidrisk_keep
+		FROM src JOIN cls ON cls.key = src.qidrisk_key JOIN ord ON ord.key = src.qidrisk_key$q$,
+		ctes,
+		(SELECT string_agg(format('%s AS qidrisk_g%s', gens[s.gi], s.gi), ', ') FROM generate_series(1, m) AS s(gi)),
+		CASE WHEN sensitive_column IS NULL THEN 'NULL::integer' ELSE format('t.%I', sensitive_column) END,
+		array_to_string(gens, ', '), rel, joins, chain, keep);
+
+	-- local recoding: the failing rows climb their hierarchies together, one
+	-- column at a time; at each step the column and level whose classes (with
+	-- the kept rows of equal values) rescue rows at the fewest changed values
+	-- per row; the rescued rows keep their levels, the others climb on
+	SELECT count(*) INTO n_failing FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep;
+	IF local_recoding AND n_failing > 0 THEN
+		heights := array_fill(0, ARRAY[m]);
+		FOR i IN 1 .. m LOOP
+			IF hierarchies ? qid[i] THEN
+				lctes := lctes || format('lh%1$s AS MATERIALIZED (SELECT h.value, h.levels FROM qidrisk_internal.qidrisk_hierarchy_rows(%2$L::regclass, %3$L, %4$L::jsonb) h)',
+										 i, rel::oid::regclass::text, qid[i], hierarchies -> qid[i]);
+				ljoins := ljoins || format(
+					' LEFT JOIN lh%1$s ON lh%1$s.value = CAST(w.%2$I AS text)
+					  LEFT JOIN (SELECT levels FROM lh%1$s WHERE value IS NULL) ln%1$s ON w.%2$I IS NULL',
+					i, qid[i]);
+				lcols := lcols || format(', coalesce(lh%1$s.levels, ln%1$s.levels) AS qidrisk_h%1$s', i);
+			END IF;
+			lcols := lcols || format(', w.qidrisk_g%1$s, CAST(w.%2$I AS text) AS qidrisk_o%1$s', i, qid[i]);
+		END LOOP;
+		IF to_regclass('pg_temp.qidrisk_anonymize_local') IS NOT NULL THEN
+			DROP TABLE pg_temp.qidrisk_anonymize_local;
+		END IF;
+		EXECUTE format($q$
+			CREATE TEMP TABLE qidrisk_anonymize_local AS
+			%1$s SELECT w.ctid AS qidrisk_tid, w.qidrisk_s %2$s, NULL::integer[] AS qidrisk_done,
+				NULL::uuid AS qidrisk_k, NULL::integer AS qidrisk_changed
+			FROM qidrisk_anonymize_work w %3$s WHERE NOT w.qidrisk_keep$q$,
+			CASE WHEN cardinality(lctes) > 0 THEN 'WITH ' || array_to_string(lctes, ', ') ELSE '' END,
+			lcols, ljoins);
+		FOR i IN 1 .. m LOOP
+			IF hierarchies ? qid[i] THEN
+				EXECUTE format('SELECT max(cardinality(qidrisk_h%s)) FROM qidrisk_anonymize_local', i)
+				INTO j;
+				heights[i] := coalesce(j, lv[i]);
+			END IF;
+		END LOOP;
+		cur := lv;
+		LOOP
+			best_n := 0;
+			FOR i IN 1 .. m LOOP
+				FOR j IN cur[i] + 1 .. heights[i] LOOP
+					cand := cur;
+					cand[i] := j;
+					-- the candidate's classes over all rows; the failing rows that reach the target
+					rescue := format($q$
+						WITH cand AS (
+							SELECT qidrisk_tid, qidrisk_internal.qid_key(%1$s) AS key, qidrisk_s, %2$s AS changed
+							FROM qidrisk_anonymize_local WHERE qidrisk_done IS NULL
+						), src AS (
+							SELECT qidrisk_key, qidrisk_s FROM qidrisk_anonymize_work WHERE qidrisk_keep %3$s
+							UNION ALL
+							SELECT qidrisk_k, qidrisk_s FROM qidrisk_anonymize_local WHERE qidrisk_done IS NOT NULL %4$s
+							UNION ALL
+							SELECT key, qidrisk_s FROM cand
+						), %5$s
+						SELECT cand.qidrisk_tid, cand.key, cand.changed
+						FROM cand JOIN cls ON cls.key = cand.key JOIN ord ON ord.key = cand.key
+						WHERE %6$s$q$,
+						(SELECT string_agg(CASE WHEN cand[p] = lv[p] THEN format('qidrisk_g%s', p)
+												ELSE format('qidrisk_h%s[%s]', p, cand[p]) END, ', ')
+						 FROM generate_series(1, m) p),
+						(SELECT string_agg(format('(CAST(%s AS text) IS DISTINCT FROM qidrisk_o%s)::integer',
+												  CASE WHEN cand[p] = lv[p] THEN format('qidrisk_g%s', p)
+													   ELSE format('qidrisk_h%s[%s]', p, cand[p]) END, p), ' + ')
+						 FROM generate_series(1, m) p),
+						-- without t only the classes the failing rows reach matter
+						CASE WHEN t IS NULL THEN 'AND qidrisk_key IN (SELECT key FROM cand)' ELSE '' END,
+						CASE WHEN t IS NULL THEN 'AND qidrisk_k IN (SELECT key FROM cand)' ELSE '' END,
+						chain, keep);
+					EXECUTE format('SELECT count(*), coalesce(sum(changed), 0) FROM (%s) r', rescue)
+					INTO n_cand, cost;
+					-- the fewest changed values per rescued row; ties: more rows
+					IF n_cand > 0 AND (best_n = 0 OR cost * best_n < best_cost * n_cand
+									   OR (cost * best_n = best_cost * n_cand AND n_cand > best_n)) THEN
+						best_n := n_cand;
+						best_cost := cost;
+						cand_col := i;
+						cand_level := j;
+						best_rescue := rescue;
+					END IF;
+				END LOOP;
+			END LOOP;
+			EXIT WHEN best_n = 0;
+			cur[cand_col] := cand_level;
+			EXECUTE format($q$
+				WITH r AS (%s)
+				UPDATE qidrisk_anonymize_local l SET qidrisk_done = %L, qidrisk_k = r.key, qidrisk_changed = r.changed
+				FROM r WHERE l.qidrisk_tid = r.qidrisk_tid$q$,
+				best_rescue, cur);
+			n_recoded := n_recoded + best_n;
+			cost_recoded := cost_recoded + best_cost;
+			EXIT WHEN n_recoded = n_failing;
+		END LOOP;
+		-- kept only when it changes fewer values than suppressing the rows (m each)
+		IF n_recoded > 0 AND cost_recoded < n_recoded * m THEN
+			recoding := 'local';
+			-- a column recoded above level 0 is written as text: its new labels go
+			-- to a column added first (no rewrite, so the rows keep their ctid)
+			FOR i IN 1 .. m LOOP
+				IF lv[i] = 0 AND cur[i] > 0 THEN
+					EXECUTE format('SELECT EXISTS (SELECT FROM qidrisk_anonymize_local WHERE qidrisk_done[%s] > 0)', i)
+					INTO star_col;
+					IF star_col THEN
+						EXECUTE format('ALTER TABLE qidrisk_anonymize_work ADD COLUMN qidrisk_r%s text', i);
+						climbed := climbed || i;
+					END IF;
+				END IF;
+			END LOOP;
+			EXECUTE format($q$
+				UPDATE qidrisk_anonymize_work w SET qidrisk_keep = true %s
+				FROM qidrisk_anonymize_local l
+				WHERE l.qidrisk_done IS NOT NULL AND w.ctid = l.qidrisk_tid$q$,
+				(SELECT string_agg(format(', qidrisk_%3$s%1$s = CASE WHEN l.qidrisk_done[%1$s] = %2$s THEN CAST(l.qidrisk_g%1$s AS text) ELSE l.qidrisk_h%1$s[l.qidrisk_done[%1$s]] END',
+										  p, lv[p], CASE WHEN lv[p] > 0 THEN 'g' ELSE 'r' END), '')
+				 FROM generate_series(1, m) p WHERE lv[p] > 0 OR p = ANY (climbed)));
+			FOR i IN SELECT unnest(climbed) LOOP
+				EXECUTE format('ALTER TABLE qidrisk_anonymize_work ALTER COLUMN qidrisk_g%1$s TYPE text USING coalesce(qidrisk_r%1$s, CAST(qidrisk_g%1$s AS text))', i);
+			END LOOP;
+		ELSE
+			n_recoded := 0;
+		END IF;
+		DROP TABLE qidrisk_anonymize_local;
+	END IF;
+
+	-- the release: the source's columns in order, quasi-identifiers generalized
+	FOR att IN
+		SELECT a.attname::text AS name, array_position(qid, a.attname::text) AS pos
+		FROM pg_attribute a
+		WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+		ORDER BY a.attnum
+	LOOP
+		IF att.pos IS NULL THEN
+			outcols := outcols || format('%I', att.name);
+		ELSIF star THEN
+			outcols := outcols || format('CASE WHEN qidrisk_keep THEN CAST(qidrisk_g%s AS text) ELSE ''*'' END AS %I',
+										 att.pos, att.name);
+			changed := changed || format('%L, count(*) FILTER (WHERE CAST(%I AS text) IS DISTINCT FROM CASE WHEN qidrisk_keep THEN CAST(qidrisk_g%s AS text) ELSE ''*'' END)',
+										 att.name, att.name, att.pos);
+		ELSE
+			outcols := outcols || format('qidrisk_g%s AS %I', att.pos, att.name);
+			changed := changed || format('%L, count(*) FILTER (WHERE qidrisk_keep AND CAST(%I AS text) IS DISTINCT FROM CAST(qidrisk_g%s AS text))',
+										 att.name, att.name, att.pos);
+		END IF;
+	END LOOP;
+	EXECUTE format('CREATE TABLE %s AS SELECT %s FROM qidrisk_anonymize_work %s',
+				   release, array_to_string(outcols, ', '),
+				   CASE WHEN star THEN '' ELSE 'WHERE qidrisk_keep' END);
+	EXECUTE format('SELECT count(*) FILTER (WHERE qidrisk_keep), count(*) FILTER (WHERE NOT qidrisk_keep), jsonb_build_object(%s) FROM qidrisk_anonymize_work',
+				   array_to_string(changed, ', '))
+	INTO n_released, n_suppressed, changes;
+
+	-- re-check the written table (suppressed rows, all '*', left out)
+	EXECUTE format('SELECT qidrisk_internal.k_anonymity(%s) FROM %s %s',
+				   (SELECT string_agg(format('%I', q), ', ') FROM unnest(qid) q), release,
+				   CASE WHEN star THEN 'WHERE NOT (' ||
+						(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+				   ELSE '' END)
+	INTO fk;
+	IF sensitive_column IS NOT NULL THEN
+		-- t is measured against the source's distribution, suppressed rows included
+		EXECUTE format('WITH src AS (SELECT qidrisk_internal.qid_key(%s) AS qidrisk_key, %I AS qidrisk_s FROM %s %s
+									 UNION ALL SELECT NULL, qidrisk_s FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep), %s
+						SELECT min(qidrisk_distinct), max(CASE WHEN %L THEN qidrisk_tord ELSE qidrisk_teq END)
+						FROM cls JOIN ord USING (key)',
+					   qcols, sensitive_column, release,
+					   CASE WHEN star THEN 'WHERE NOT (' ||
+							(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+					   ELSE '' END, chain, ordered)
+		INTO fl, ft;
+		IF t IS NULL THEN
+			ft := NULL;
+		END IF;
+	END IF;
+	DROP TABLE qidrisk_anonymize_work;
+	IF n_released > 0 AND (fk < k OR (l > 1 AND fl < l) OR ft > t) THEN
+		RAISE EXCEPTION 'qid_anonymize_into: the written release % has k = %, l = %, t = %, short of the target k = %, l = %, t = %',
+			release, fk, fl, ft, k, l, t
+			USING ERRCODE = 'internal_error';
+	END IF;
+	IF n_suppressed > floor(max_suppressed * (n_released + n_suppressed)) THEN
+		RAISE EXCEPTION 'qid_anonymize_into: % rows suppressed, more than allowed', n_suppressed
+			USING ERRCODE = 'internal_error';
+	END IF;
+	RETURN QUERY SELECT lv, best_loss, CASE WHEN star THEN n_released + n_suppressed ELSE n_released END,
+		n_suppressed, changes, fk, fl, ft, n_recoded, recoding;
+END
+$$;
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
+									  text, double precision, double precision, text, text, text, boolean, text) IS
+'internal: qid_anonymize_into after the caller''s names are resolved';
+
+
+-- the body of qid_anonymize_into: resolves the caller's table names with the
+-- caller's search_path, so it cannot pin its own; it calls only
+-- schema-qualified functions and uses no operator
+CREATE FUNCTION qidrisk_internal.qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+								   max_suppressed double precision DEFAULT 0, sensitive_column text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false,
+								   search text DEFAULT 'exact')
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
+			   rows_recoded bigint, recoding text)
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT * FROM qidrisk_internal.qidrisk_anonymize(rel, qid,
+		(SELECT pg_catalog.jsonb_object_agg(e.key,
+			CASE WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'string')
+				 THEN pg_catalog.to_jsonb(qidrisk_internal.qidrisk_qualified_table(
+						pg_catalog.jsonb_array_element_text(pg_catalog.jsonb_build_array(e.value), 0)))
+				 -- any other "table" is left for qid_lattice to refuse, naming the column
+				 WHEN pg_catalog.texteq(pg_catalog.jsonb_typeof(e.value), 'object')
+					  AND pg_catalog.texteq(pg_catalog.jsonb_typeof(pg_catalog.jsonb_object_field(e.value, 'table')), 'string')
+				 THEN pg_catalog.jsonb_concat(e.value, pg_catalog.jsonb_build_object('table',
+						qidrisk_internal.qidrisk_qualified_table(pg_catalog.jsonb_object_field_text(e.value, 'table'))))
+				 ELSE e.value END)
+		 FROM pg_catalog.jsonb_each(hierarchies) e),
+		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive_column, l, l_model, c,
+		t, t_distance, metric, suppression, local_recoding, search)
+$$;
+COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
+								  text, integer, text, double precision, double precision, text, text, text, boolean,
+								  text) IS
+'internal: the body of qid_anonymize_into';
+
+-- the documented name calls the body (src/boundary.c), leaving the caller's search_path as it is
+CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, release text, k integer,
+								   max_suppressed double precision DEFAULT 0, sensitive_column text DEFAULT NULL,
+								   l integer DEFAULT 1, l_model text DEFAULT 'distinct',
+								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
+								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
+								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false,
+								   search text DEFAULT 'exact')
+RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
+			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
+			   rows_recoded bigint, recoding text)
+AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
+								  text, double precision, double precision, text, text, text, boolean, text) IS
+'writes a new table: the source generalized to the best anonymous node of qid_lattice (exact or heuristic search), failing rows suppressed or locally recoded, re-checked';

@@ -37,9 +37,11 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "catalog/namespace.h"
@@ -62,8 +64,12 @@ PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
 /* Rows fetched from the cursor at a time */
 #define LATTICE_FETCH_BATCH 10000
 
-/* Most nodes a lattice may have */
+/* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
+
+/* Bytes of one evaluated node in the heuristic search: figures, slot arrays, heap, hash */
+#define HEURISTIC_SLOT_BYTES (sizeof(int64) * 4 + sizeof(double) * 4 + sizeof(int32) * 2 + 2 + \
+							  sizeof(Datum) + 2 * sizeof(NodeSlotEntry))
 
 /* Tolerance of the entropy l-diversity test, relative to ln l */
 #define ENTROPY_TOLERANCE 1e-9
@@ -90,6 +96,12 @@ typedef enum Evaluate
 	EVALUATE_ANONYMOUS,
 	EVALUATE_ALL
 } Evaluate;
+
+typedef enum Search
+{
+	SEARCH_EXACT,
+	SEARCH_HEURISTIC
+} Search;
 
 /* Tags of a node */
 #define TAG_UNKNOWN 0
@@ -161,6 +173,25 @@ typedef struct ValueEntry
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* Heuristic search: an evaluated node's slot in the per-node arrays */
+typedef struct NodeSlotEntry
+{
+	int64		node;
+	int32		slot;
+	char		status;
+} NodeSlotEntry;
+
+#define SH_PREFIX nodeslot
+#define SH_ELEMENT_TYPE NodeSlotEntry
+#define SH_KEY_TYPE int64
+#define SH_KEY node
+#define SH_HASH_KEY(tb, key) murmurhash32((uint32) (key) ^ murmurhash32((uint32) ((uint64) (key) >> 32)))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 /* One quasi-identifier column, its hierarchy and its codes */
 typedef struct LatColumn
 {
@@ -220,6 +251,7 @@ typedef struct Lattice
 	bool		monotone;
 	Metric		metric;
 	Evaluate	evaluate;
+	Search		search;
 	/* the lattice */
 	int64		nnodes;
 	int64	   *stride;
@@ -230,6 +262,18 @@ typedef struct Lattice
 	double	   *discernibility;
 	double	   *entropy;
 	int64		nevaluated;
+	double		dm_all;			/* the last evaluated node's sum of squared class sizes, all classes */
+	/*
+	 * Heuristic search: the per-node arrays above hold evaluated nodes only,
+	 * in slots (in exact search a node is its own slot and slots is NULL)
+	 */
+	nodeslot_hash *slots;		/* node -> slot */
+	int64		budget;			/* most slots: qidrisk.lattice_heuristic_nodes */
+	int64	   *slot_node;		/* per slot: its node */
+	double	   *slot_loss;		/* its loss under the metric */
+	double	   *slot_bound;		/* a lower bound of the loss of it and every node above */
+	int32	   *slot_height;
+	bool	   *expanded;		/* its successors have been evaluated */
 	/* evaluation buffers */
 	int32	   *perm;
 	int32	   *perm2;
@@ -1147,6 +1191,18 @@ NodeLevels(const Lattice *lat, int64 node, int32 *levels)
 		levels[i] = (int32) ((node / lat->stride[i]) % (lat->columns[i].height + 1));
 }
 
+/* Where a node's figures are: the node itself, or its slot in heuristic search (-1: not evaluated) */
+static inline int64
+NodeSlot(const Lattice *lat, int64 node)
+{
+	NodeSlotEntry *entry;
+
+	if (lat->slots == NULL)
+		return node;
+	entry = nodeslot_lookup(lat->slots, node);
+	return entry != NULL ? entry->slot : -1;
+}
+
 /*
  * Split each class [ends[i-1], ends[i]) of perm by key[item], writing the
  * refined permutation to perm2 and its ends to ends2.  With group_class,
@@ -1312,7 +1368,7 @@ CacheMakeRoom(Lattice *lat, Size bytes)
 			if (lat->cache[i]->used < lat->cache[oldest]->used)
 				oldest = i;
 		s = lat->cache[oldest];
-		lat->snap_of[s->node] = -1;
+		lat->snap_of[NodeSlot(lat, s->node)] = -1;
 		lat->cache_bytes -= s->bytes;
 		pfree(s->rep);
 		pfree(s->count);
@@ -1320,7 +1376,7 @@ CacheMakeRoom(Lattice *lat, Size bytes)
 		pfree(s);
 		lat->cache[oldest] = lat->cache[--lat->ncache];
 		if (oldest < lat->ncache)
-			lat->snap_of[lat->cache[oldest]->node] = oldest;
+			lat->snap_of[NodeSlot(lat, lat->cache[oldest]->node)] = oldest;
 	}
 }
 
@@ -1349,10 +1405,11 @@ CacheBase(Lattice *lat, int64 node)
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		int64		level = (node / lat->stride[i]) % (lat->columns[i].height + 1);
+		int64		slot = level > 0 ? NodeSlot(lat, node - lat->stride[i]) : -1;
 
-		if (level > 0 && lat->snap_of[node - lat->stride[i]] >= 0)
+		if (slot >= 0 && lat->snap_of[slot] >= 0)
 		{
-			NodeItems   *s = lat->cache[lat->snap_of[node - lat->stride[i]]];
+			NodeItems   *s = lat->cache[lat->snap_of[slot]];
 
 			if (best == NULL || s->nitems < best->nitems)
 				best = s;
@@ -1390,6 +1447,8 @@ EvaluateNode(Lattice *lat, int64 node)
 	int64		suppressed = 0;
 	int64		kept = 0;
 	double		dm = 0;
+	double		dm_all = 0;
+	int64		slot = node;
 	double		entropy_suppressed = 0;
 	double		log2rows = log2((double) lat->nrows);
 	int			ncol = lat->ncolumns;
@@ -1495,6 +1554,7 @@ EvaluateNode(Lattice *lat, int64 node)
 
 			for (int32 x = b; x < e; x++)
 				size += s->count[x];
+			dm_all += (double) size * (double) size;
 			keep = size >= lat->k;
 			if (keep && (lat->l > 1 || lat->has_t))
 				keep = ClassDiverse(lat, s, b, e, size);
@@ -1522,15 +1582,25 @@ EvaluateNode(Lattice *lat, int64 node)
 			b = e;
 		}
 	}
-	lat->evaluated[node] = true;
+	if (lat->slots != NULL)
+	{
+		bool		found;
+
+		slot = lat->nevaluated;
+		nodeslot_insert(lat->slots, node, &found)->slot = (int32) slot;
+		lat->slot_node[slot] = node;
+		lat->snap_of[slot] = -1;
+	}
+	lat->evaluated[slot] = true;
 	lat->nevaluated++;
-	lat->suppressed[node] = suppressed;
+	lat->dm_all = dm_all;
+	lat->suppressed[slot] = suppressed;
 	/* the release's classes: suppression removes the others */
-	lat->classes[node] = kept;
-	lat->discernibility[node] = dm + (double) suppressed * (double) lat->nrows;
-	lat->entropy[node] = entropy_suppressed;
+	lat->classes[slot] = kept;
+	lat->discernibility[slot] = dm + (double) suppressed * (double) lat->nrows;
+	lat->entropy[slot] = entropy_suppressed;
 	for (int c = 0; c < lat->ncolumns; c++)
-		lat->entropy[node] += lat->columns[c].entropy[levels[c]];
+		lat->entropy[slot] += lat->columns[c].entropy[levels[c]];
 
 	/* keep the snapshot when it fits */
 	if (s->bytes <= lat->cache_budget)
@@ -1541,7 +1611,7 @@ EvaluateNode(Lattice *lat, int64 node)
 			lat->cache_capacity *= 2;
 			lat->cache = repalloc(lat->cache, sizeof(NodeItems *) * lat->cache_capacity);
 		}
-		lat->snap_of[node] = lat->ncache;
+		lat->snap_of[slot] = lat->ncache;
 		lat->cache[lat->ncache++] = s;
 		lat->cache_bytes += s->bytes;
 	}
@@ -1558,7 +1628,7 @@ EvaluateNode(Lattice *lat, int64 node)
 static inline bool
 Anonymous(const Lattice *lat, int64 node)
 {
-	return lat->suppressed[node] <= lat->max_suppressed_rows;
+	return lat->suppressed[NodeSlot(lat, node)] <= lat->max_suppressed_rows;
 }
 
 /* Tag a node and, by monotonicity, every node above (anonymous) or below it */
@@ -1707,7 +1777,8 @@ static double
 NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
 {
 	double		n = (double) lat->nrows;
-	double		s = (double) lat->suppressed[node];
+	int64		slot = NodeSlot(lat, node);
+	double		s = (double) lat->suppressed[slot];
 
 	switch (metric)
 	{
@@ -1731,9 +1802,9 @@ NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
 				return ((n - s) * frac + s * lat->ncolumns) / (n * lat->ncolumns);
 			}
 		case METRIC_DISCERNIBILITY:
-			return lat->discernibility[node];
+			return lat->discernibility[slot];
 		case METRIC_ENTROPY:
-			return lat->entropy[node];
+			return lat->entropy[slot];
 		case METRIC_SUPPRESSED:
 			return lat->nrows == 0 ? 0 : s / n;
 	}
@@ -1741,8 +1812,293 @@ NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
 }
 
 /*
+ * A lower bound of the loss of a node and of every node above it, from its
+ * levels (and, for discernibility, its classes): what the metric charges
+ * without suppression.  A suppressed row costs at least what generalization
+ * would (a whole row's precision, rows in discernibility, its value's share
+ * of all rows in entropy), and generalizing further only raises that part.
+ */
+static double
+NodeBound(const Lattice *lat, Metric metric, const int32 *levels)
+{
+	double		n = (double) lat->nrows;
+	double		bound = 0;
+
+	switch (metric)
+	{
+		case METRIC_HEIGHT:
+			for (int i = 0; i < lat->ncolumns; i++)
+				bound += levels[i];
+			break;
+		case METRIC_PRECISION:
+			if (lat->nrows == 0)
+				break;
+			for (int i = 0; i < lat->ncolumns; i++)
+				if (lat->columns[i].height > 0)
+					bound += (double) levels[i] / lat->columns[i].height;
+			/* NodeLoss's expression with no row suppressed, rounded alike */
+			bound = ((n - 0) * bound + 0 * lat->ncolumns) / (n * lat->ncolumns);
+			break;
+		case METRIC_DISCERNIBILITY:
+			bound = lat->dm_all;
+			break;
+		case METRIC_ENTROPY:
+			for (int c = 0; c < lat->ncolumns; c++)
+				bound += lat->columns[c].entropy[levels[c]];
+			break;
+		case METRIC_SUPPRESSED:
+			break;
+	}
+	return bound;
+}
+
+/* Heuristic search: slots by loss, then height, then node (the exact search's order of the best) */
+static int
+SlotOrder(const Lattice *lat, int32 x, int32 y)
+{
+	if (lat->slot_loss[x] != lat->slot_loss[y])
+		return lat->slot_loss[x] < lat->slot_loss[y] ? -1 : 1;
+	if (lat->slot_height[x] != lat->slot_height[y])
+		return lat->slot_height[x] < lat->slot_height[y] ? -1 : 1;
+	if (lat->slot_node[x] != lat->slot_node[y])
+		return lat->slot_node[x] < lat->slot_node[y] ? -1 : 1;
+	return 0;
+}
+
+/* The heap keeps its greatest element first: the least slot in SlotOrder */
+static int
+CompareSlots(Datum a, Datum b, void *arg)
+{
+	return -SlotOrder((const Lattice *) arg, DatumGetInt32(a), DatumGetInt32(b));
+}
+
+/*
+ * Whether no node at or above a slot can beat the best found: its bound
+ * exceeds the best loss (with a relative 1e-9 for rounding, so that ties,
+ * which the order of the best decides, are still reached)
+ */
+static bool
+SlotPruned(const Lattice *lat, int32 slot, int32 best)
+{
+	double		b;
+
+	if (best < 0)
+		return false;
+	b = lat->slot_loss[best];
+	return lat->slot_bound[slot] > b + fabs(b) * 1e-9;
+}
+
+/* Heuristic search: a node's slot, evaluating it first when new; -1 once the budget is spent */
+static int32
+SearchCheck(Lattice *lat, binaryheap *heap, int64 node, int32 *best)
+{
+	int64		slot = NodeSlot(lat, node);
+	int32		height = 0;
+
+	if (slot >= 0)
+		return (int32) slot;
+	if (lat->nevaluated >= lat->budget)
+		return -1;
+	EvaluateNode(lat, node);
+	slot = lat->nevaluated - 1;
+	NodeLevels(lat, node, lat->levels);
+	for (int i = 0; i < lat->ncolumns; i++)
+		height += lat->levels[i];
+	lat->slot_height[slot] = height;
+	lat->slot_loss[slot] = NodeLoss(lat, node, lat->metric, lat->levels);
+	lat->slot_bound[slot] = NodeBound(lat, lat->metric, lat->levels);
+	lat->expanded[slot] = false;
+	if (Anonymous(lat, node) && (*best < 0 || SlotOrder(lat, (int32) slot, *best) < 0))
+		*best = (int32) slot;
+	binaryheap_add(heap, Int32GetDatum((int32) slot));
+	return (int32) slot;
+}
+
+/*
+ * Lightning's expansion: evaluate a slot's direct successors (one level up
+ * in one column) and return the least of those neither expanded nor pruned,
+ * or -1; *spent when the budget ran out first
+ */
+static int32
+SearchExpand(Lattice *lat, binaryheap *heap, int32 slot, int32 *best, bool *spent)
+{
+	int64		node = lat->slot_node[slot];
+	int32		next = -1;
+
+	lat->expanded[slot] = true;
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		int64		level = (node / lat->stride[i]) % (lat->columns[i].height + 1);
+		int32		s;
+
+		if (level == lat->columns[i].height)
+			continue;
+		s = SearchCheck(lat, heap, node + lat->stride[i], best);
+		if (s < 0)
+		{
+			*spent = true;
+			return -1;
+		}
+		if (lat->expanded[s] || SlotPruned(lat, s, *best))
+			continue;
+		if (next < 0 || SlotOrder(lat, s, next) < 0)
+			next = s;
+	}
+	return next;
+}
+
+/*
+ * Heuristic search after ARX's Lightning (Prasser, Bild, Eicher, Spengler,
+ * Kuhn, "Lightning: utility-driven anonymization of high-dimensional data",
+ * Transactions on Data Privacy 9(2), 2016): best-first from the bottom, the
+ * evaluated node of least loss expanded next; every stepping-th step (the
+ * top's height) a greedy climb instead, always to the least successor; a
+ * node whose bound cannot beat the best anonymous node found is skipped.
+ * Unlike Lightning, the first step is a climb too, so that a wide lattice
+ * finds an anonymous node (and bounds to prune with) early in its budget.
+ * Stops when qidrisk.lattice_heuristic_nodes nodes are evaluated.  Returns
+ * the best slot (-1: none anonymous); *complete when the queue ran dry
+ * first, which proves the best optimal: every node of loss at most the best's
+ * has every node below it unpruned, so was evaluated.
+ */
+static int32
+SearchHeuristic(Lattice *lat, bool *complete)
+{
+	binaryheap *heap = binaryheap_allocate((int) lat->budget, CompareSlots, lat);
+	int32		best = -1;
+	bool		spent = false;
+	int64		stepping = 0;
+	int64		step = 0;
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		stepping += lat->columns[i].height;
+	stepping = Max(stepping, 1);
+	SearchCheck(lat, heap, 0, &best);
+	while (!spent && !binaryheap_empty(heap))
+	{
+		int32		slot = DatumGetInt32(binaryheap_remove_first(heap));
+
+		CHECK_FOR_INTERRUPTS();
+		if (lat->expanded[slot] || SlotPruned(lat, slot, best))
+			continue;
+		if (step++ % stepping != 0)
+			SearchExpand(lat, heap, slot, &best, &spent);
+		else
+		{
+			while (slot >= 0 && !spent)
+			{
+				CHECK_FOR_INTERRUPTS();
+				slot = SearchExpand(lat, heap, slot, &best, &spent);
+			}
+		}
+	}
+	*complete = !spent && binaryheap_empty(heap);
+	binaryheap_free(heap);
+	return best;
+}
+
+/*
+ * Number the nodes as mixed-radix numbers of their levels (the last column
+ * the fastest), refusing a lattice the search cannot take: past
+ * LATTICE_MAX_NODES for the exact search, past int64 for any
+ */
+static void
+NumberNodes(Lattice *lat)
+{
+	bool		overflow = false;
+
+	lat->stride = palloc(sizeof(int64) * lat->ncolumns);
+	lat->nnodes = 1;
+	for (int i = lat->ncolumns - 1; i >= 0 && !overflow; i--)
+	{
+		lat->stride[i] = lat->nnodes;
+		overflow = pg_mul_s64_overflow(lat->nnodes, lat->columns[i].height + 1, &lat->nnodes);
+	}
+	if (lat->search == SEARCH_EXACT && (overflow || lat->nnodes > LATTICE_MAX_NODES))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s: the lattice has more than %d nodes", lat->funcname, LATTICE_MAX_NODES),
+				 errhint("Pass fewer columns or hierarchies with fewer levels, or search => 'heuristic' for a bounded search that returns the best node it finds.")));
+	if (overflow)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s: the lattice has more nodes than a 64-bit node number can count", lat->funcname),
+				 errdetail("The product of the columns' numbers of levels exceeds " INT64_FORMAT ".", PG_INT64_MAX),
+				 errhint("Pass fewer columns or hierarchies with fewer levels.")));
+}
+
+/* Whether an anonymous evaluated node is minimal, as far as the search evaluated the nodes below it */
+static Datum
+HeuristicMinimal(const Lattice *lat, int64 node, const int32 *levels, bool *isnull)
+{
+	bool		known = true;
+
+	*isnull = false;
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		if (levels[i] == 0)
+			continue;
+		if (NodeSlot(lat, node - lat->stride[i]) < 0)
+			known = false;
+		else if (Anonymous(lat, node - lat->stride[i]))
+			return BoolGetDatum(false);
+	}
+	*isnull = !known;
+	return BoolGetDatum(known);
+}
+
+/* The heuristic search's result: one row per evaluated node, in the order evaluated */
+static void
+HeuristicRows(Lattice *lat, ReturnSetInfo *rsinfo)
+{
+	bool		complete;
+	int32		best = SearchHeuristic(lat, &complete);
+	Datum	   *lv = palloc(sizeof(Datum) * lat->ncolumns);
+
+	if (complete)
+		ereport(NOTICE,
+				(errmsg("%s: the heuristic search evaluated " INT64_FORMAT " of " INT64_FORMAT " nodes and its bounds rule out the others, so its best node is optimal",
+						lat->funcname, lat->nevaluated, lat->nnodes)));
+	else
+		ereport(NOTICE,
+				(errmsg("%s: the heuristic search stopped after evaluating " INT64_FORMAT " of " INT64_FORMAT " nodes; its best node is not proven optimal",
+						lat->funcname, lat->nevaluated, lat->nnodes),
+				 errhint("Raise qidrisk.lattice_heuristic_nodes to search further.")));
+	for (int32 slot = 0; slot < lat->nevaluated; slot++)
+	{
+		Datum		values[14];
+		bool		nulls[14] = {false};
+		int64		node = lat->slot_node[slot];
+		bool		anonymous = Anonymous(lat, node);
+
+		if ((slot & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		NodeLevels(lat, node, lat->levels);
+		for (int i = 0; i < lat->ncolumns; i++)
+			lv[i] = Int32GetDatum(lat->levels[i]);
+		values[0] = PointerGetDatum(construct_array(lv, lat->ncolumns, INT4OID, 4, true, TYPALIGN_INT));
+		values[1] = BoolGetDatum(anonymous);
+		values[2] = anonymous ? HeuristicMinimal(lat, node, lat->levels, &nulls[2]) : BoolGetDatum(false);
+		values[3] = BoolGetDatum(true);
+		values[4] = Int64GetDatum(lat->suppressed[slot]);
+		values[5] = Int64GetDatum(lat->classes[slot]);
+		values[6] = Int32GetDatum(lat->slot_height[slot]);
+		values[7] = Float8GetDatum(NodeLoss(lat, node, METRIC_PRECISION, lat->levels));
+		values[8] = Float8GetDatum(lat->discernibility[slot]);
+		values[9] = Float8GetDatum(lat->entropy[slot]);
+		values[10] = Float8GetDatum(NodeLoss(lat, node, METRIC_SUPPRESSED, lat->levels));
+		values[11] = Float8GetDatum(lat->slot_loss[slot]);
+		values[12] = BoolGetDatum(slot == best);
+		values[13] = Int64GetDatum(lat->nrows);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(DatumGetPointer(values[0]));
+	}
+}
+
+/*
  * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
- * c, t, t_distance, metric, evaluate): one row per node of the lattice.
+ * c, t, t_distance, metric, evaluate, search): one row per node of the
+ * lattice, or per node the heuristic search evaluated.
  */
 static Datum
 QidLattice(PG_FUNCTION_ARGS)
@@ -1752,6 +2108,7 @@ QidLattice(PG_FUNCTION_ARGS)
 	static const char *const distances[] = {"equal", "ordered"};
 	static const char *const metrics[] = {"height", "precision", "discernibility", "entropy", "suppressed"};
 	static const char *const evaluates[] = {"tagged", "anonymous", "all"};
+	static const char *const searches[] = {"exact", "heuristic"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext work;
 	MemoryContext old;
@@ -1770,8 +2127,9 @@ QidLattice(PG_FUNCTION_ARGS)
 	const char *schema;
 	int64		best = -1;
 	double		best_loss = 0;
+	int64		nslots;
 
-	for (int i = 0; i < 13; i++)
+	for (int i = 0; i < PG_NARGS(); i++)
 	{
 		if (i == 5 || i == 8 || i == 9)
 			continue;			/* sensitive_column, c and t may be NULL */
@@ -1832,6 +2190,9 @@ QidLattice(PG_FUNCTION_ARGS)
 	lat->ordered = ParseOption(PG_GETARG_TEXT_PP(10), "t_distance", distances, 2, funcname) == 1;
 	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 5, funcname);
 	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 3, funcname);
+	/* a 1.0.0 declaration, before ALTER EXTENSION UPDATE, passes no search */
+	if (PG_NARGS() > 13)
+		lat->search = (Search) ParseOption(PG_GETARG_TEXT_PP(13), "search", searches, 2, funcname);
 	if (!PG_ARGISNULL(5))
 		sensitive = text_to_cstring(PG_GETARG_TEXT_PP(5));
 	if (sensitive == NULL && (lat->l > 1 || lat->has_t))
@@ -1945,37 +2306,43 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	/* the lattice */
 	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
-	lat->stride = palloc(sizeof(int64) * nelems);
-	lat->nnodes = 1;
-	for (int i = nelems - 1; i >= 0; i--)
-	{
-		lat->stride[i] = lat->nnodes;
-		lat->nnodes *= lat->columns[i].height + 1;
-		if (lat->nnodes > LATTICE_MAX_NODES)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("%s: the lattice has more than %d nodes", funcname, LATTICE_MAX_NODES),
-					 errhint("Pass fewer columns or hierarchies with fewer levels.")));
-	}
+	NumberNodes(lat);
+	/* the per-node arrays: every node, or the heuristic search's budget */
+	nslots = lat->nnodes;
+	if (lat->search == SEARCH_HEURISTIC)
+		nslots = lat->budget = Min(lat->nnodes, (int64) qidrisk_lattice_heuristic_nodes);
 	for (int i = 0; i < nelems; i++)
 		for (int j = 0; j <= lat->columns[i].height; j++)
 			max_distinct = Max(max_distinct, lat->columns[i].ndist[j]);
 	max_distinct = Max(max_distinct, lat->nsens);
 	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 8 +
-		(double) lat->nnodes * (sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
+		(double) nslots * (lat->search == SEARCH_HEURISTIC ? HEURISTIC_SLOT_BYTES :
+						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
 		3.0 * max_distinct * sizeof(int32) +
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
 	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
-	lat->tag = palloc0(lat->nnodes);
-	lat->evaluated = palloc0(sizeof(bool) * lat->nnodes);
-	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
-	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
-	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * lat->nnodes);
-	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * lat->nnodes);
-	lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
-	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * lat->nnodes);
-	for (int64 n = 0; n < lat->nnodes; n++)
+	if (lat->search == SEARCH_EXACT)
+	{
+		lat->tag = palloc0(lat->nnodes);
+		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+	}
+	else
+	{
+		lat->slots = nodeslot_create(work, (uint32) nslots, NULL);
+		lat->slot_node = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+		lat->slot_loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+		lat->slot_bound = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+		lat->slot_height = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
+		lat->expanded = MemoryContextAllocHuge(work, sizeof(bool) * nslots);
+	}
+	lat->evaluated = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
+	for (int64 n = 0; n < nslots; n++)
 		lat->snap_of[n] = -1;
 	{
 		Size		rows = Max(lat->nrows, 1);
@@ -2011,6 +2378,13 @@ QidLattice(PG_FUNCTION_ARGS)
 	lat->monotone = lat->max_suppressed_rows == 0 ||
 		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t);
 
+	if (lat->search == SEARCH_HEURISTIC)
+	{
+		HeuristicRows(lat, rsinfo);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(work);
+		return (Datum) 0;
+	}
 	order = NodesByHeight(lat);
 	if (lat->monotone)
 		ClassifyFlash(lat, order);

@@ -23,6 +23,8 @@ int			qidrisk_kmap_population_scan = KMAP_SCAN_AUTO;
 
 double		qidrisk_qar_max_work = 1e10;
 
+int			qidrisk_lattice_heuristic_nodes = 10000;
+
 static const struct config_enum_entry kmap_population_scan_options[] = {
 	{"auto", KMAP_SCAN_AUTO, false},
 	{"probe", KMAP_SCAN_PROBE, false},
@@ -88,6 +90,16 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("qidrisk.lattice_heuristic_nodes",
+							"Most lattice nodes one heuristic search may evaluate.",
+							"qid_lattice and qid_anonymize_into with search => 'heuristic' "
+							"stop their search after evaluating this many nodes and return "
+							"the best node found so far.",
+							&qidrisk_lattice_heuristic_nodes,
+							10000, 1, 10000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("qidrisk");
 	/* a parallel leader deletes the hand-over files a failed statement left */
 	QidHandoverRegisterCallbacks();

@@ -548,6 +548,9 @@ extern void QarSortDoubles(double *values, int64 n);
 /* qidrisk.qar_max_work: most subsets visited times rows one QaR walk may cost */
 extern double qidrisk_qar_max_work;
 
+/* qidrisk.lattice_heuristic_nodes: most nodes a heuristic lattice search evaluates */
+extern int	qidrisk_lattice_heuristic_nodes;
+
 /* ---- indivrisk.c ---- */
 
 extern double IndividualRisk(int64 f, double population, bool exact);

@@ -143,6 +143,8 @@ calls() {
 qid_anonymize_into (hierarchy tables, widths)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 'pg_temp.r1'::pg_catalog.text, 5)
 qid_anonymize_into (child/parent, cuts, local recoding, l)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip}'::pg_catalog.text[], '$HIER_PC'::pg_catalog.jsonb, 'pg_temp.r2'::pg_catalog.text, 5, 0.02::pg_catalog.float8, 'income'::pg_catalog.text, 2, local_recoding => true)
 qid_lattice|SELECT pg_catalog.count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 5, 0.02::pg_catalog.float8, 'income'::pg_catalog.text, 2, t => 1::pg_catalog.float8)
+qid_lattice (heuristic search)|SELECT pg_catalog.count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 5, 0.02::pg_catalog.float8, search => 'heuristic'::pg_catalog.text)
+qid_anonymize_into (heuristic search)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 'pg_temp.r3'::pg_catalog.text, 5, search => 'heuristic'::pg_catalog.text)
 qid_check (every rule)|SELECT pg_catalog.count(*) FROM public.qid_check($P, '{age,zip,sex}'::pg_catalog.text[], '$POLICY'::pg_catalog.jsonb)
 qid_check (history)|SELECT pg_catalog.count(*) FROM public.qid_check($P, '{age,zip}'::pg_catalog.text[], '{"min_k": 1}'::pg_catalog.jsonb, true)
 qid_assert|CALL public.qid_assert($P, '{age,zip}'::pg_catalog.text[], '{"min_k": 1}'::pg_catalog.jsonb)

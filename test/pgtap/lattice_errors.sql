@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47 + 18);
+SELECT plan(47 + 18 + 10);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -151,6 +151,37 @@ SELECT throws_ok($$SELECT * FROM qid_anonymize_into('ab', '{v}', '{"v": {"table"
 SELECT hasnt_table('rel_cycle', 'nothing written for the cycle that used to pass');
 SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": {"table": 7}}', 'rel_x', 2)$$, '22023',
 				 'qid_lattice: "table" in the hierarchy of column "zip" must be a string, not a number', 'anonymize: a number for table');
+
+-- the search: its name, its budget, the lattices it refuses; nothing written
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, search => 'fast')$$, '22023',
+				 'qid_lattice: unknown search "fast"', 'unknown search');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, search => NULL)$$, '22004',
+				 'qid_lattice: argument 14 must not be NULL', 'NULL search');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_s', 2, search => 'fast')$$, '22023',
+				 'qid_lattice: unknown search "fast"', 'anonymize: unknown search');
+SELECT hasnt_table('rel_s', 'nothing written for an unknown search');
+SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 0$$, '22023', NULL, 'a budget of 0 nodes');
+SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 10000001$$, '22023', NULL,
+				 'a budget past the exact search''s 10,000,000 nodes');
+SELECT format('CREATE TABLE wide (%s)', string_agg(format('c%s integer', i), ', ')) FROM generate_series(1, 63) i \gexec
+INSERT INTO wide SELECT FROM generate_series(1, 3);
+CREATE TABLE h_zero (value text, l1 text);
+INSERT INTO h_zero VALUES (NULL, '*');
+SELECT throws_ok(format($$SELECT * FROM qid_lattice('wide', %L, %L, 2)$$,
+						(SELECT array_agg('c' || i) FROM generate_series(1, 24) i),
+						(SELECT jsonb_object_agg('c' || i, 'h_zero') FROM generate_series(1, 24) i)), '54000',
+				 'qid_lattice: the lattice has more than 10000000 nodes', 'exact search: 2^24 nodes refused');
+SELECT throws_ok(format($$SELECT * FROM qid_lattice('wide', %L, %L, 2, search => 'heuristic')$$,
+						(SELECT array_agg('c' || i) FROM generate_series(1, 63) i),
+						(SELECT jsonb_object_agg('c' || i, 'h_zero') FROM generate_series(1, 63) i)), '54000',
+				 'qid_lattice: the lattice has more nodes than a 64-bit node number can count',
+				 'heuristic search: 2^63 nodes, past int64, refused');
+SELECT throws_ok(format($$SELECT * FROM qid_anonymize_into('wide', %L, %L, 'rel_w', 2, search => 'heuristic')$$,
+						(SELECT array_agg('c' || i) FROM generate_series(1, 63) i),
+						(SELECT jsonb_object_agg('c' || i, 'h_zero') FROM generate_series(1, 63) i)), '54000',
+				 'qid_lattice: the lattice has more nodes than a 64-bit node number can count',
+				 'anonymize, heuristic: 2^63 nodes refused');
+SELECT hasnt_table('rel_w', 'nothing written for a lattice past int64');
 
 -- names resolve with the caller's search_path, not the functions' pinned one
 CREATE SCHEMA lattice_other;
