@@ -157,7 +157,9 @@ COMMENT ON FUNCTION reidentification_risk(regclass, text[], double precision, re
 -- qid_lattice and qid_anonymize_into take search: 'exact' (the default, as
 -- in 1.0.0) or 'heuristic', a search bounded by qidrisk.lattice_heuristic_nodes
 -- evaluated nodes (lattice.c) for lattices past the exact search's 10,000,000
--- nodes; every 1.0.0 argument is kept, search comes last
+-- nodes; and metric 'loss' (ARX's default: Iyengar's loss, generalization
+-- and suppression weighed by gs_factor, a weighted geometric mean over the
+-- columns by weights); every 1.0.0 argument is kept, the new ones come last
 DROP FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
 						  double precision, double precision, text, text, text);
 DROP FUNCTION qidrisk_internal.qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
@@ -177,7 +179,8 @@ CREATE FUNCTION qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integ
 							l_model text DEFAULT 'distinct', c double precision DEFAULT NULL,
 							t double precision DEFAULT NULL, t_distance text DEFAULT 'equal',
 							metric text DEFAULT 'discernibility', evaluate text DEFAULT 'anonymous',
-							search text DEFAULT 'exact')
+							search text DEFAULT 'exact', gs_factor double precision DEFAULT 0.5,
+							weights jsonb DEFAULT NULL)
 RETURNS TABLE (levels integer[], anonymous boolean, minimal boolean, evaluated boolean,
 			   rows_suppressed bigint, classes bigint, height integer, precision_loss double precision,
 			   discernibility double precision, entropy_loss double precision,
@@ -185,7 +188,8 @@ RETURNS TABLE (levels integer[], anonymous boolean, minimal boolean, evaluated b
 AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
-								double precision, double precision, text, text, text, text) IS
+								double precision, double precision, text, text, text, text, double precision,
+								jsonb) IS
 'every node of the full-domain generalization lattice (or, with search => heuristic, every node a bounded search evaluated): anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
 CREATE FUNCTION qidrisk_internal.qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer,
 											 max_suppressed double precision DEFAULT 0,
@@ -196,7 +200,9 @@ CREATE FUNCTION qidrisk_internal.qid_lattice(rel regclass, qid text[], hierarchi
 											 t_distance text DEFAULT 'equal'::text,
 											 metric text DEFAULT 'discernibility'::text,
 											 evaluate text DEFAULT 'anonymous'::text,
-											 search text DEFAULT 'exact'::text)
+											 search text DEFAULT 'exact'::text,
+											 gs_factor double precision DEFAULT 0.5,
+											 weights jsonb DEFAULT NULL::jsonb)
 RETURNS TABLE(levels integer[], anonymous boolean, minimal boolean, evaluated boolean, rows_suppressed bigint,
 			  classes bigint, height integer, precision_loss double precision, discernibility double precision,
 			  entropy_loss double precision, suppressed_share double precision, loss double precision,
@@ -210,7 +216,7 @@ CREATE FUNCTION qidrisk_internal.qidrisk_anonymize(rel regclass, qid text[], hie
 								  k integer, max_suppressed double precision, sensitive_column text,
 								  l integer, l_model text, c double precision, t double precision,
 								  t_distance text, metric text, suppression text, local_recoding boolean,
-								  search text)
+								  search text, gs_factor double precision, weights jsonb)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
 			   rows_recoded bigint, recoding text)
@@ -283,7 +289,7 @@ BEGIN
 	hierarchies := coalesce(hierarchies, '{}');
 	SELECT q.levels, q.loss INTO lv, best_loss
 	FROM qidrisk_internal.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive_column, l, l_model, c,
-								 t, t_distance, metric, 'anonymous', search) q
+								 t, t_distance, metric, 'anonymous', search, gs_factor, weights) q
 	WHERE q.best;
 	IF lv IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize_into: no generalization of % meets the target', rel
@@ -553,7 +559,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
-									  text, double precision, double precision, text, text, text, boolean, text) IS
+									  text, double precision, double precision, text, text, text, boolean, text,
+									  double precision, jsonb) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
 
@@ -566,7 +573,8 @@ CREATE FUNCTION qidrisk_internal.qid_anonymize_into(rel regclass, qid text[], hi
 								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
 								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
 								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false,
-								   search text DEFAULT 'exact')
+								   search text DEFAULT 'exact', gs_factor double precision DEFAULT 0.5,
+								   weights jsonb DEFAULT NULL)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
 			   rows_recoded bigint, recoding text)
@@ -585,11 +593,11 @@ AS $$
 				 ELSE e.value END)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
 		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive_column, l, l_model, c,
-		t, t_distance, metric, suppression, local_recoding, search)
+		t, t_distance, metric, suppression, local_recoding, search, gs_factor, weights)
 $$;
 COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
 								  text, integer, text, double precision, double precision, text, text, text, boolean,
-								  text) IS
+								  text, double precision, jsonb) IS
 'internal: the body of qid_anonymize_into';
 
 -- the documented name calls the body (src/boundary.c), leaving the caller's search_path as it is
@@ -599,12 +607,14 @@ CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, 
 								   c double precision DEFAULT NULL, t double precision DEFAULT NULL,
 								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
 								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false,
-								   search text DEFAULT 'exact')
+								   search text DEFAULT 'exact', gs_factor double precision DEFAULT 0.5,
+								   weights jsonb DEFAULT NULL)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
 			   rows_recoded bigint, recoding text)
 AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
-								  text, double precision, double precision, text, text, text, boolean, text) IS
+								  text, double precision, double precision, text, text, text, boolean, text,
+								  double precision, jsonb) IS
 'writes a new table: the source generalized to the best anonymous node of qid_lattice (exact or heuristic search), failing rows suppressed or locally recoded, re-checked';

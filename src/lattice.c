@@ -52,6 +52,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/regproc.h"
 #include "utils/sortsupport.h"
 #include "utils/typcache.h"
@@ -87,7 +88,8 @@ typedef enum Metric
 	METRIC_PRECISION,
 	METRIC_DISCERNIBILITY,
 	METRIC_ENTROPY,
-	METRIC_SUPPRESSED
+	METRIC_SUPPRESSED,
+	METRIC_LOSS
 } Metric;
 
 typedef enum Evaluate
@@ -213,6 +215,10 @@ typedef struct LatColumn
 	int32	  **map;			/* map[j][code0]: code at level j (map[0] NULL) */
 	int32	   *ndist;			/* ndist[j]: codes at level j */
 	double	  **log2count;		/* log2count[j][code]: log2 of its rows */
+	/* the loss metric */
+	int64		domain;			/* the hierarchy's rows (its level-0 values) */
+	int32	  **covered;		/* covered[j][code]: the domain's values it covers */
+	int64	   *covered_total;	/* covered_total[j]: summed over the rows */
 	double	   *entropy;		/* entropy[j]: the column's non-uniform entropy at level j */
 } LatColumn;
 
@@ -250,6 +256,9 @@ typedef struct Lattice
 	bool		ordered;
 	bool		monotone;
 	Metric		metric;
+	double		gs_factor;		/* the loss metric: generalization against suppression */
+	double	   *weight;			/* per column, divided by the largest */
+	int64	   *suppressed_covered;	/* per column: covered summed over the suppressed rows of the node evaluated */
 	Evaluate	evaluate;
 	Search		search;
 	/* the lattice */
@@ -261,6 +270,7 @@ typedef struct Lattice
 	int64	   *classes;		/* per node: the classes it keeps */
 	double	   *discernibility;
 	double	   *entropy;
+	double	   *loss;			/* the loss metric */
 	int64		nevaluated;
 	double		dm_all;			/* the last evaluated node's sum of squared class sizes, all classes */
 	/*
@@ -500,6 +510,91 @@ JsonbTypePhrase(const JsonbValue *v)
 		default:
 			return "an object";	/* jbvObject; jbvDatetime is never stored */
 	}
+}
+
+/* The weights object of the loss metric, into lat->weight by column */
+static void
+ParseWeights(Lattice *lat, Jsonb *weights)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (!JB_ROOT_IS_OBJECT(weights) || JB_ROOT_IS_SCALAR(weights))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: weights must be a JSON object", lat->funcname),
+				 errhint("Map quasi-identifier columns to weights, as in {\"age\": 2}.")));
+	it = JsonbIteratorInit(&weights->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *name;
+		int			c;
+		double		w;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(v.val.string.val, v.val.string.len);
+		for (c = 0; c < lat->ncolumns; c++)
+			if (strcmp(name, lat->columns[c].name) == 0)
+				break;
+		if (c == lat->ncolumns)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: weights name \"%s\", which is not a quasi-identifier column",
+							lat->funcname, name)));
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (v.type != jbvNumeric)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: the weight of column \"%s\" must be a number, not %s",
+							lat->funcname, name, JsonbTypePhrase(&v))));
+		w = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v.val.numeric)));
+		if (isnan(w) || isinf(w) || w < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: the weight of column \"%s\" must be a non-negative number, not %g",
+							lat->funcname, name, w)));
+		lat->weight[c] = w;
+	}
+}
+
+/*
+ * The loss metric's options: gs_factor in [0, 1] and weights, an object of
+ * quasi-identifier columns to non-negative numbers (1 when missing), scaled
+ * so that the largest is 1.  Either with another metric is an error.
+ */
+static void
+ParseLossOptions(Lattice *lat, FunctionCallInfo fcinfo)
+{
+	bool		has_weights = PG_NARGS() > 15 && !PG_ARGISNULL(15);
+	double		largest = 0;
+
+	lat->gs_factor = PG_NARGS() > 14 ? PG_GETARG_FLOAT8(14) : 0.5;
+	if (isnan(lat->gs_factor) || lat->gs_factor < 0 || lat->gs_factor > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: gs_factor must lie between 0 and 1, not %g", lat->funcname,
+						lat->gs_factor)));
+	if (lat->metric != METRIC_LOSS && (lat->gs_factor != 0.5 || has_weights))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: gs_factor and weights apply to metric 'loss' only", lat->funcname),
+				 errhint("Pass metric => 'loss', or leave gs_factor and weights out.")));
+	lat->weight = palloc(sizeof(double) * lat->ncolumns);
+	lat->suppressed_covered = palloc0(sizeof(int64) * lat->ncolumns);
+	for (int c = 0; c < lat->ncolumns; c++)
+		lat->weight[c] = 1;
+	if (has_weights)
+		ParseWeights(lat, PG_GETARG_JSONB_P(15));
+	for (int c = 0; c < lat->ncolumns; c++)
+		largest = Max(largest, lat->weight[c]);
+	if (largest <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: at least one weight must be positive", lat->funcname)));
+	for (int c = 0; c < lat->ncolumns; c++)
+		lat->weight[c] /= largest;
 }
 
 /* What v is when it does not suit hierarchy key k (for "not ..."), or NULL when it does */
@@ -1116,6 +1211,36 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 	}
 }
 
+/*
+ * The loss metric's shares: a generalized value covers the hierarchy rows
+ * that generalize to it, of all its rows (the domain, from the hierarchy as
+ * ARX takes it; the column's distinct values without one).  Counted in
+ * integers, so that a node's sums are exact and divided once.
+ */
+static void
+PrepareShares(LatColumn *col, const int64 *count0)
+{
+	int32		n0 = col->dict.ndistinct;
+
+	col->domain = col->hrows > 0 ? col->hrows : Max(n0, 1);
+	col->covered = palloc0(sizeof(int32 *) * (col->height + 1));
+	col->covered_total = palloc0(sizeof(int64) * (col->height + 1));
+	col->covered[0] = palloc(sizeof(int32) * Max(n0, 1));
+	for (int32 v = 0; v < n0; v++)
+	{
+		col->covered[0][v] = 1;
+		col->covered_total[0] += count0[v];
+	}
+	for (int j = 1; j <= col->height; j++)
+	{
+		col->covered[j] = palloc0(sizeof(int32) * Max(col->nlabels[j], 1));
+		for (int32 r = 0; r < col->hrows; r++)
+			col->covered[j][col->hcode[j][r]]++;
+		for (int32 v = 0; v < n0; v++)
+			col->covered_total[j] += count0[v] * col->covered[j][col->map[j][v]];
+	}
+}
+
 /* Per column and level: codes of the level-0 values, counts, log2 counts */
 static void
 PrepareLevels(Lattice *lat)
@@ -1171,6 +1296,8 @@ PrepareLevels(Lattice *lat)
 				col->entropy[j] += (double) count0[v] *
 					(col->log2count[j][col->map[j][v]] - col->log2count[0][v]);
 		}
+		if (lat->metric == METRIC_LOSS)
+			PrepareShares(col, count0);
 	}
 }
 
@@ -1429,6 +1556,42 @@ CacheBase(Lattice *lat, int64 node)
 	return best;
 }
 
+/*
+ * The loss metric of a node (Iyengar's loss, as ARX weighs and aggregates
+ * it): per column, each kept row costs g times its value's share of the
+ * domain and each suppressed row its share plus s times the rest, normalized
+ * so that the bottom node without suppression costs 0, cut to 10 decimals;
+ * then the weighted geometric mean over columns.  Sums are taken times the
+ * domain, in integers.  With suppressed_covered NULL, the loss had no row
+ * been suppressed: a lower bound for the node and every node above it, as
+ * suppression and generalization only add.
+ */
+static double
+LossValue(const Lattice *lat, const int32 *levels, int64 suppressed,
+		  const int64 *suppressed_covered)
+{
+	double		f = lat->gs_factor;
+	double		g = f <= 0.5 ? 1 : 1 - 2 * (f - 0.5);
+	double		s = f < 0.5 ? 2 * f : 1;
+	double		n = (double) lat->nrows;
+	double		product = 1;
+
+	for (int c = 0; c < lat->ncolumns; c++)
+	{
+		const LatColumn *col = &lat->columns[c];
+		int64		cs = suppressed_covered ? suppressed_covered[c] : 0;
+		double		d = (double) col->domain;
+		double		sum = g * (double) (col->covered_total[levels[c]] - cs) +
+			(double) cs + s * ((double) suppressed * d - (double) cs);
+		double		least = g * n;
+		double		v = n * d - least > 0 ? (sum - least) / (n * d - least) : 0;
+
+		v = floor(Max(v, 0) * 1e10) / 1e10;
+		product *= pow(v * lat->weight[c] + 1, 1.0 / lat->ncolumns);
+	}
+	return product - 1;
+}
+
 /* Evaluate one node: its classes, suppressed rows and utility */
 static void
 EvaluateNode(Lattice *lat, int64 node)
@@ -1543,6 +1706,8 @@ EvaluateNode(Lattice *lat, int64 node)
 	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
 
 	/* classes: suppression and utility */
+	if (lat->metric == METRIC_LOSS)
+		memset(lat->suppressed_covered, 0, sizeof(int64) * ncol);
 	{
 		int32		b = 0;
 
@@ -1571,6 +1736,8 @@ EvaluateNode(Lattice *lat, int64 node)
 					int32		code = levels[c] == 0 ? row[c] : col->map[levels[c]][row[c]];
 
 					bits += log2rows - col->log2count[levels[c]][code];
+					if (lat->metric == METRIC_LOSS)
+						lat->suppressed_covered[c] += size * col->covered[levels[c]][code];
 				}
 				entropy_suppressed += (double) size * bits;
 			}
@@ -1601,6 +1768,8 @@ EvaluateNode(Lattice *lat, int64 node)
 	lat->entropy[slot] = entropy_suppressed;
 	for (int c = 0; c < lat->ncolumns; c++)
 		lat->entropy[slot] += lat->columns[c].entropy[levels[c]];
+	if (lat->metric == METRIC_LOSS)
+		lat->loss[slot] = LossValue(lat, levels, suppressed, lat->suppressed_covered);
 
 	/* keep the snapshot when it fits */
 	if (s->bytes <= lat->cache_budget)
@@ -1807,6 +1976,8 @@ NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
 			return lat->entropy[slot];
 		case METRIC_SUPPRESSED:
 			return lat->nrows == 0 ? 0 : s / n;
+		case METRIC_LOSS:
+			return lat->loss[slot];
 	}
 	return 0;
 }
@@ -1847,6 +2018,9 @@ NodeBound(const Lattice *lat, Metric metric, const int32 *levels)
 				bound += lat->columns[c].entropy[levels[c]];
 			break;
 		case METRIC_SUPPRESSED:
+			break;
+		case METRIC_LOSS:
+			bound = LossValue(lat, levels, 0, NULL);
 			break;
 	}
 	return bound;
@@ -2106,7 +2280,7 @@ QidLattice(PG_FUNCTION_ARGS)
 	const char *funcname = "qid_lattice";
 	static const char *const l_models[] = {"distinct", "entropy", "recursive"};
 	static const char *const distances[] = {"equal", "ordered"};
-	static const char *const metrics[] = {"height", "precision", "discernibility", "entropy", "suppressed"};
+	static const char *const metrics[] = {"height", "precision", "discernibility", "entropy", "suppressed", "loss"};
 	static const char *const evaluates[] = {"tagged", "anonymous", "all"};
 	static const char *const searches[] = {"exact", "heuristic"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -2131,13 +2305,13 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < PG_NARGS(); i++)
 	{
-		if (i == 5 || i == 8 || i == 9)
-			continue;			/* sensitive_column, c and t may be NULL */
+		if (i == 5 || i == 8 || i == 9 || i == 15)
+			continue;			/* sensitive_column, c, t and weights may be NULL */
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s: argument %d must not be NULL", funcname, i + 1),
-					 errhint("Only sensitive_column, c and t may be NULL.")));
+					 errhint("Only sensitive_column, c, t and weights may be NULL.")));
 	}
 	relid = PG_GETARG_OID(0);
 
@@ -2188,7 +2362,7 @@ QidLattice(PG_FUNCTION_ARGS)
 					 errmsg("%s: t must lie between 0 and 1, not %g", funcname, lat->t)));
 	}
 	lat->ordered = ParseOption(PG_GETARG_TEXT_PP(10), "t_distance", distances, 2, funcname) == 1;
-	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 5, funcname);
+	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 6, funcname);
 	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 3, funcname);
 	/* a 1.0.0 declaration, before ALTER EXTENSION UPDATE, passes no search */
 	if (PG_NARGS() > 13)
@@ -2257,6 +2431,8 @@ QidLattice(PG_FUNCTION_ARGS)
 						 errmsg("%s: the sensitive column \"%s\" is also a quasi-identifier",
 								funcname, sensitive)));
 	}
+
+	ParseLossOptions(lat, fcinfo);
 
 	/* hierarchies: an object whose keys are quasi-identifier columns */
 	hierarchies = PG_GETARG_JSONB_P(2);
@@ -2341,6 +2517,8 @@ QidLattice(PG_FUNCTION_ARGS)
 	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
 	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
 	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	if (lat->metric == METRIC_LOSS)
+		lat->loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
 	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
 	for (int64 n = 0; n < nslots; n++)
 		lat->snap_of[n] = -1;

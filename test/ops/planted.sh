@@ -145,6 +145,7 @@ qid_anonymize_into (child/parent, cuts, local recoding, l)|SELECT pg_catalog.cou
 qid_lattice|SELECT pg_catalog.count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 5, 0.02::pg_catalog.float8, 'income'::pg_catalog.text, 2, t => 1::pg_catalog.float8)
 qid_lattice (heuristic search)|SELECT pg_catalog.count(*) FROM public.qid_lattice($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 5, 0.02::pg_catalog.float8, search => 'heuristic'::pg_catalog.text)
 qid_anonymize_into (heuristic search)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 'pg_temp.r3'::pg_catalog.text, 5, search => 'heuristic'::pg_catalog.text)
+qid_anonymize_into (loss metric, weights)|SELECT pg_catalog.count(*) FROM public.qid_anonymize_into($P, '{age,zip,sex}'::pg_catalog.text[], '$HIER'::pg_catalog.jsonb, 'pg_temp.r4'::pg_catalog.text, 5, 0.02::pg_catalog.float8, metric => 'loss'::pg_catalog.text, gs_factor => 0.25::pg_catalog.float8, weights => '{"age": 2}'::pg_catalog.jsonb)
 qid_check (every rule)|SELECT pg_catalog.count(*) FROM public.qid_check($P, '{age,zip,sex}'::pg_catalog.text[], '$POLICY'::pg_catalog.jsonb)
 qid_check (history)|SELECT pg_catalog.count(*) FROM public.qid_check($P, '{age,zip}'::pg_catalog.text[], '{"min_k": 1}'::pg_catalog.jsonb, true)
 qid_assert|CALL public.qid_assert($P, '{age,zip}'::pg_catalog.text[], '{"min_k": 1}'::pg_catalog.jsonb)

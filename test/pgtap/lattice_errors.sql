@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47 + 18 + 10);
+SELECT plan(47 + 18 + 10 + 11);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -160,6 +160,30 @@ SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, search 
 SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_s', 2, search => 'fast')$$, '22023',
 				 'qid_lattice: unknown search "fast"', 'anonymize: unknown search');
 SELECT hasnt_table('rel_s', 'nothing written for an unknown search');
+
+-- the loss metric's options
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', gs_factor => 1.5)$$, '22023',
+				 'qid_lattice: gs_factor must lie between 0 and 1, not 1.5', 'gs_factor above 1');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', gs_factor => 'NaN')$$, '22023',
+				 'qid_lattice: gs_factor must lie between 0 and 1, not NaN', 'gs_factor NaN');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', gs_factor => NULL)$$, '22004',
+				 'qid_lattice: argument 15 must not be NULL', 'gs_factor NULL');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, gs_factor => 0.2)$$, '22023',
+				 'qid_lattice: gs_factor and weights apply to metric ''loss'' only', 'gs_factor with another metric');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'height', weights => '{"zip": 2}')$$, '22023',
+				 'qid_lattice: gs_factor and weights apply to metric ''loss'' only', 'weights with another metric');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', weights => '[1]')$$, '22023',
+				 'qid_lattice: weights must be a JSON object', 'weights an array');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', weights => '{"age": 1}')$$, '22023',
+				 'qid_lattice: weights name "age", which is not a quasi-identifier column', 'weights of an unknown column');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', weights => '{"zip": "2"}')$$, '22023',
+				 'qid_lattice: the weight of column "zip" must be a number, not a string', 'a weight not a number');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', weights => '{"zip": -1}')$$, '22023',
+				 'qid_lattice: the weight of column "zip" must be a non-negative number, not -1', 'a negative weight');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric => 'loss', weights => '{"zip": 0}')$$, '22023',
+				 'qid_lattice: at least one weight must be positive', 'every weight zero');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_g', 2, metric => 'loss', gs_factor => -0.1)$$, '22023',
+				 'qid_lattice: gs_factor must lie between 0 and 1, not -0.1', 'anonymize: gs_factor below 0');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 0$$, '22023', NULL, 'a budget of 0 nodes');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 10000001$$, '22023', NULL,
 				 'a budget past the exact search''s 10,000,000 nodes');
