@@ -159,7 +159,9 @@ COMMENT ON FUNCTION reidentification_risk(regclass, text[], double precision, re
 -- evaluated nodes (lattice.c) for lattices past the exact search's 10,000,000
 -- nodes; and metric 'loss' (ARX's default: Iyengar's loss, generalization
 -- and suppression weighed by gs_factor, a weighted geometric mean over the
--- columns by weights); every 1.0.0 argument is kept, the new ones come last
+-- columns by weights); and privacy, more privacy models (k-map estimated
+-- from a sampling fraction, beta-likeness); every 1.0.0 argument is kept,
+-- the new ones come last
 DROP FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
 						  double precision, double precision, text, text, text);
 DROP FUNCTION qidrisk_internal.qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
@@ -180,7 +182,7 @@ CREATE FUNCTION qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integ
 							t double precision DEFAULT NULL, t_distance text DEFAULT 'equal',
 							metric text DEFAULT 'discernibility', evaluate text DEFAULT 'anonymous',
 							search text DEFAULT 'exact', gs_factor double precision DEFAULT 0.5,
-							weights jsonb DEFAULT NULL)
+							weights jsonb DEFAULT NULL, privacy jsonb DEFAULT NULL)
 RETURNS TABLE (levels integer[], anonymous boolean, minimal boolean, evaluated boolean,
 			   rows_suppressed bigint, classes bigint, height integer, precision_loss double precision,
 			   discernibility double precision, entropy_loss double precision,
@@ -189,7 +191,7 @@ AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qid_lattice(regclass, text[], jsonb, integer, double precision, text, integer, text,
 								double precision, double precision, text, text, text, text, double precision,
-								jsonb) IS
+								jsonb, jsonb) IS
 'every node of the full-domain generalization lattice (or, with search => heuristic, every node a bounded search evaluated): anonymous (k, suppression, l-diversity, t-closeness), minimal, utility, best';
 CREATE FUNCTION qidrisk_internal.qid_lattice(rel regclass, qid text[], hierarchies jsonb, k integer,
 											 max_suppressed double precision DEFAULT 0,
@@ -202,7 +204,8 @@ CREATE FUNCTION qidrisk_internal.qid_lattice(rel regclass, qid text[], hierarchi
 											 evaluate text DEFAULT 'anonymous'::text,
 											 search text DEFAULT 'exact'::text,
 											 gs_factor double precision DEFAULT 0.5,
-											 weights jsonb DEFAULT NULL::jsonb)
+											 weights jsonb DEFAULT NULL::jsonb,
+											 privacy jsonb DEFAULT NULL::jsonb)
 RETURNS TABLE(levels integer[], anonymous boolean, minimal boolean, evaluated boolean, rows_suppressed bigint,
 			  classes bigint, height integer, precision_loss double precision, discernibility double precision,
 			  entropy_loss double precision, suppressed_share double precision, loss double precision,
@@ -211,12 +214,20 @@ LANGUAGE c
 STABLE PARALLEL RESTRICTED
 AS 'MODULE_PATHNAME', 'qidrisk_qid_lattice';
 
--- qidrisk_anonymize as in 1.0.0, passing search on to qid_lattice
+-- the least class size of qid_lattice's privacy models (k-map estimated), for qidrisk_anonymize
+CREATE FUNCTION qidrisk_internal.qidrisk_privacy_class_size(privacy jsonb, k integer, rows bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_privacy_class_size'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_privacy_class_size(jsonb, integer, bigint) IS
+'internal to qid_anonymize_into: the least class size k and the privacy models of qid_lattice need over that many rows';
+
+-- qidrisk_anonymize as in 1.0.0, passing search, gs_factor, weights and privacy on to qid_lattice
 CREATE FUNCTION qidrisk_internal.qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
 								  k integer, max_suppressed double precision, sensitive_column text,
 								  l integer, l_model text, c double precision, t double precision,
 								  t_distance text, metric text, suppression text, local_recoding boolean,
-								  search text, gs_factor double precision, weights jsonb)
+								  search text, gs_factor double precision, weights jsonb, privacy jsonb)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
 			   rows_recoded bigint, recoding text)
@@ -241,6 +252,7 @@ DECLARE
 	n_suppressed bigint;
 	changes jsonb;
 	fk bigint;
+	n_rows bigint;
 	fl bigint;
 	ft double precision;
 	star boolean;
@@ -289,7 +301,7 @@ BEGIN
 	hierarchies := coalesce(hierarchies, '{}');
 	SELECT q.levels, q.loss INTO lv, best_loss
 	FROM qidrisk_internal.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive_column, l, l_model, c,
-								 t, t_distance, metric, 'anonymous', search, gs_factor, weights) q
+								 t, t_distance, metric, 'anonymous', search, gs_factor, weights, privacy) q
 	WHERE q.best;
 	IF lv IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize_into: no generalization of % meets the target', rel
@@ -311,7 +323,15 @@ BEGIN
 			gens := gens || format('coalesce(h%1$s.g, n%1$s.g)', i);
 		END IF;
 	END LOOP;
+	-- k-map estimated from a sampling fraction needs larger classes (qid_lattice checked privacy)
+	IF privacy ? 'k_map' THEN
+		EXECUTE format('SELECT count(*) FROM %s', rel) INTO n_rows;
+		k := qidrisk_internal.qidrisk_privacy_class_size(privacy, k, n_rows);
+	END IF;
 	keep := format('qidrisk_size >= %s', k);
+	IF privacy ? 'beta_likeness' THEN
+		keep := keep || ' AND qidrisk_beta';
+	END IF;
 	IF l > 1 THEN
 		keep := keep || format(' AND qidrisk_distinct >= %s', l);
 		IF l_model = 'entropy' THEN
@@ -342,7 +362,8 @@ BEGIN
 			SELECT key, max(size) AS qidrisk_size, max(d) AS qidrisk_distinct,
 				   -sum(ns::float8 / size * ln(ns::float8 / size)) AS qidrisk_entropy,
 				   max(ns) AS qidrisk_r1, coalesce(sum(ns) FILTER (WHERE r >= %1$s), 0) AS qidrisk_tail,
-				   (sum(abs(ns::float8 / size - q) - q) + 1) / 2 AS qidrisk_teq
+				   (sum(abs(ns::float8 / size - q) - q) + 1) / 2 AS qidrisk_teq,
+				   bool_and(ns::float8 / size <= q OR (ns::float8 / size - q) / q <= %3$s) AS qidrisk_beta
 			FROM kr WHERE key IS NOT NULL GROUP BY key
 		), ord AS (%2$s
 		)$c$, l,
@@ -353,7 +374,13 @@ BEGIN
 				  FROM cls c CROSS JOIN (SELECT DISTINCT rk, q FROM kq) v
 				  LEFT JOIN kr k ON k.key = c.key AND k.rk = v.rk) x
 			GROUP BY x.key$o$
-		ELSE 'SELECT key, 0::float8 AS qidrisk_tord FROM cls' END);
+		ELSE 'SELECT key, 0::float8 AS qidrisk_tord FROM cls' END,
+		-- beta-likeness: an increase of a value's share bounded by beta (enhanced: and -ln q) times q
+		CASE WHEN privacy ? 'beta_likeness' THEN
+			CASE WHEN privacy #>> '{beta_likeness,variant}' = 'enhanced'
+				 THEN format('least(%s, -ln(q))', (privacy #>> '{beta_likeness,beta}')::float8)
+				 ELSE ((privacy #>> '{beta_likeness,beta}')::float8)::text END
+		ELSE 'NULL' END);
 	IF to_regclass('pg_temp.qidrisk_anonymize_work') IS NOT NULL THEN
 		DROP TABLE pg_temp.qidrisk_anonymize_work;
 	END IF;
@@ -560,7 +587,7 @@ END
 $$;
 COMMENT ON FUNCTION qidrisk_internal.qidrisk_anonymize(regclass, text[], jsonb, text, integer, double precision, text, integer,
 									  text, double precision, double precision, text, text, text, boolean, text,
-									  double precision, jsonb) IS
+									  double precision, jsonb, jsonb) IS
 'internal: qid_anonymize_into after the caller''s names are resolved';
 
 
@@ -574,7 +601,7 @@ CREATE FUNCTION qidrisk_internal.qid_anonymize_into(rel regclass, qid text[], hi
 								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
 								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false,
 								   search text DEFAULT 'exact', gs_factor double precision DEFAULT 0.5,
-								   weights jsonb DEFAULT NULL)
+								   weights jsonb DEFAULT NULL, privacy jsonb DEFAULT NULL)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
 			   rows_recoded bigint, recoding text)
@@ -593,11 +620,11 @@ AS $$
 				 ELSE e.value END)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
 		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive_column, l, l_model, c,
-		t, t_distance, metric, suppression, local_recoding, search, gs_factor, weights)
+		t, t_distance, metric, suppression, local_recoding, search, gs_factor, weights, privacy)
 $$;
 COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
 								  text, integer, text, double precision, double precision, text, text, text, boolean,
-								  text, double precision, jsonb) IS
+								  text, double precision, jsonb, jsonb) IS
 'internal: the body of qid_anonymize_into';
 
 -- the documented name calls the body (src/boundary.c), leaving the caller's search_path as it is
@@ -608,7 +635,7 @@ CREATE FUNCTION qid_anonymize_into(rel regclass, qid text[], hierarchies jsonb, 
 								   t_distance text DEFAULT 'equal', metric text DEFAULT 'discernibility',
 								   suppression text DEFAULT 'remove', local_recoding boolean DEFAULT false,
 								   search text DEFAULT 'exact', gs_factor double precision DEFAULT 0.5,
-								   weights jsonb DEFAULT NULL)
+								   weights jsonb DEFAULT NULL, privacy jsonb DEFAULT NULL)
 RETURNS TABLE (node integer[], loss double precision, rows_released bigint, rows_suppressed bigint,
 			   values_changed jsonb, k_anonymity bigint, l_diversity bigint, t_closeness double precision,
 			   rows_recoded bigint, recoding text)
@@ -616,5 +643,5 @@ AS 'MODULE_PATHNAME', 'qidrisk_call_internal'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision, text, integer,
 								  text, double precision, double precision, text, text, text, boolean, text,
-								  double precision, jsonb) IS
+								  double precision, jsonb, jsonb) IS
 'writes a new table: the source generalized to the best anonymous node of qid_lattice (exact or heuristic search), failing rows suppressed or locally recoded, re-checked';

@@ -61,6 +61,7 @@
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
+PG_FUNCTION_INFO_V1(qidrisk_privacy_class_size);
 
 /* Rows fetched from the cursor at a time */
 #define LATTICE_FETCH_BATCH 10000
@@ -253,6 +254,10 @@ typedef struct Lattice
 	double		c;
 	bool		has_t;
 	double		t;
+	int64		kmap_k;			/* k-map estimated: the class size it needs (0 without) */
+	bool		has_beta;		/* beta-likeness */
+	double		beta;
+	bool		beta_enhanced;
 	bool		ordered;
 	bool		monotone;
 	Metric		metric;
@@ -595,6 +600,176 @@ ParseLossOptions(Lattice *lat, FunctionCallInfo fcinfo)
 				 errmsg("%s: at least one weight must be positive", lat->funcname)));
 	for (int c = 0; c < lat->ncolumns; c++)
 		lat->weight[c] /= largest;
+}
+
+/* Raise 22023 about one key of the privacy object */
+pg_noreturn static void
+PrivacyInvalid(const Lattice *lat, const char *model, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s: privacy model \"%s\": %s", lat->funcname, model, what),
+			 errhint("Give {\"k_map\": {\"k\": 5, \"sampling_fraction\": 0.1}} or {\"beta_likeness\": {\"beta\": 1}}; see the documentation of qid_lattice.")));
+}
+
+/* Refuse a key of a model's object that is not in keys */
+static void
+PrivacyCheckKeys(const Lattice *lat, JsonbContainer *obj, const char *model,
+				 const char *const *keys, int nkeys)
+{
+	JsonbIterator *it = JsonbIteratorInit(obj);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+		bool		known = false;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		for (int i = 0; i < nkeys; i++)
+			known |= strcmp(key, keys[i]) == 0;
+		if (!known)
+			PrivacyInvalid(lat, model, psprintf("unknown key \"%s\"", key));
+	}
+}
+
+/* A number of a model's object: dflt when absent and not required; NaN and infinities refused */
+static double
+PrivacyNumber(const Lattice *lat, JsonbContainer *obj, const char *model, const char *key,
+			  bool required, double dflt)
+{
+	JsonbValue *v = JsonbGet(obj, key);
+	double		x;
+
+	if (v == NULL)
+	{
+		if (required)
+			PrivacyInvalid(lat, model, psprintf("needs \"%s\"", key));
+		return dflt;
+	}
+	if (v->type != jbvNumeric)
+		PrivacyInvalid(lat, model, psprintf("\"%s\" must be a number, not %s", key, JsonbTypePhrase(v)));
+	x = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (isnan(x) || isinf(x))
+		PrivacyInvalid(lat, model, psprintf("\"%s\" must be a finite number", key));
+	return x;
+}
+
+/* A string of a model's object among choices: its index, dflt when absent */
+static int
+PrivacyChoice(const Lattice *lat, JsonbContainer *obj, const char *model, const char *key,
+			  const char *const *choices, int nchoices, int dflt)
+{
+	JsonbValue *v = JsonbGet(obj, key);
+	char	   *value;
+
+	if (v == NULL)
+		return dflt;
+	if (v->type != jbvString)
+		PrivacyInvalid(lat, model, psprintf("\"%s\" must be a string, not %s", key, JsonbTypePhrase(v)));
+	value = pnstrdup(v->val.string.val, v->val.string.len);
+	for (int i = 0; i < nchoices; i++)
+		if (strcmp(value, choices[i]) == 0)
+			return i;
+	PrivacyInvalid(lat, model, psprintf("unknown %s \"%s\"", key, value));
+}
+
+/*
+ * The class size k-map needs when the population is estimated from a
+ * sampling fraction (El Emam and Dankar, "Protecting privacy using
+ * k-anonymity", 2008), as ARX derives it: with X of Poisson law of mean
+ * lambda = k f, 2 + the least c with P(X <= c) >= 1 - alpha; zero-truncated,
+ * 1 + the least c >= 1 with P(1 <= X <= c) / P(X >= 1) >= 1 - alpha; at
+ * most k in either case
+ */
+static int64
+KMapClassSize(int64 k, double fraction, bool truncated, double alpha)
+{
+	double		lambda = (double) k * fraction;
+	double		p = exp(-lambda);	/* P(X = c) */
+	double		sum = truncated ? 0 : p;
+	double		scale = truncated ? 1 - exp(-lambda) : 1;
+	int64		c = 0;
+
+	while (sum / scale < 1 - alpha)
+	{
+		CHECK_FOR_INTERRUPTS();
+		c++;
+		p *= lambda / (double) c;
+		sum += p;
+		if (c + 1 >= k)
+			return k;
+	}
+	return Min(k, truncated ? c + 1 : c + 2);
+}
+
+/*
+ * The privacy object: {"k_map": {"k", "sampling_fraction", "estimator",
+ * "significance"}, "beta_likeness": {"beta", "variant"}}
+ */
+static void
+ParsePrivacy(Lattice *lat, Jsonb *privacy)
+{
+	static const char *const kmap_keys[] = {"k", "sampling_fraction", "estimator", "significance"};
+	static const char *const estimators[] = {"poisson", "zero_truncated_poisson"};
+	static const char *const beta_keys[] = {"beta", "variant"};
+	static const char *const variants[] = {"basic", "enhanced"};
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (!JB_ROOT_IS_OBJECT(privacy) || JB_ROOT_IS_SCALAR(privacy))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: privacy must be a JSON object", lat->funcname),
+				 errhint("Map privacy models to their settings, as in {\"beta_likeness\": {\"beta\": 1}}.")));
+	it = JsonbIteratorInit(&privacy->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *model;
+		JsonbContainer *obj;
+
+		if (tok != WJB_KEY)
+			continue;
+		model = pnstrdup(v.val.string.val, v.val.string.len);
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			PrivacyInvalid(lat, model, psprintf("its settings must be an object, not %s", JsonbTypePhrase(&v)));
+		obj = v.val.binary.data;
+		if (strcmp(model, "k_map") == 0)
+		{
+			double		k = PrivacyNumber(lat, obj, model, "k", true, 0);
+			double		f = PrivacyNumber(lat, obj, model, "sampling_fraction", true, 0);
+			double		alpha = PrivacyNumber(lat, obj, model, "significance", false, 0.01);
+			bool		truncated = PrivacyChoice(lat, obj, model, "estimator", estimators, 2, 0) == 1;
+
+			PrivacyCheckKeys(lat, obj, model, kmap_keys, 4);
+			if (k < 1 || k > PG_INT32_MAX || k != floor(k))
+				PrivacyInvalid(lat, model, "\"k\" must be a whole number of at least 1");
+			if (!(f > 0 && f <= 1))
+				PrivacyInvalid(lat, model, "\"sampling_fraction\" must lie in (0, 1]");
+			if (!(alpha > 0 && alpha < 1))
+				PrivacyInvalid(lat, model, "\"significance\" must lie in (0, 1)");
+			lat->kmap_k = KMapClassSize((int64) k, f, truncated, alpha);
+		}
+		else if (strcmp(model, "beta_likeness") == 0)
+		{
+			PrivacyCheckKeys(lat, obj, model, beta_keys, 2);
+			lat->has_beta = true;
+			lat->beta = PrivacyNumber(lat, obj, model, "beta", true, 0);
+			lat->beta_enhanced = PrivacyChoice(lat, obj, model, "variant", variants, 2, 0) == 1;
+			if (!(lat->beta > 0))
+				PrivacyInvalid(lat, model, "\"beta\" must be positive");
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: unknown privacy model \"%s\"", lat->funcname, model),
+					 errhint("The privacy models are k_map and beta_likeness.")));
+	}
 }
 
 /* What v is when it does not suit hierarchy key k (for "not ..."), or NULL when it does */
@@ -1397,6 +1572,28 @@ SplitClasses(Lattice *lat, const int32 *perm, const int32 *ends, int32 nclasses,
 	return nout;
 }
 
+/*
+ * beta-likeness of one class (Cao and Karras 2012): every sensitive value's
+ * share in the class exceeds its share in the table by at most beta times
+ * that share; enhanced, by at most min(beta, -ln share) times it
+ */
+static bool
+ClassBetaLike(const Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
+{
+	for (int32 x = b; x < e; x++)
+	{
+		double		table_share = lat->sens_share[lat->sens[s->rep[x]]];
+		double		class_share = (double) s->count[x] / (double) size;
+		double		bound = lat->beta;
+
+		if (lat->beta_enhanced)
+			bound = Min(bound, -log(table_share));
+		if (class_share > table_share && (class_share - table_share) / table_share > bound)
+			return false;
+	}
+	return true;
+}
+
 /* Whether one class (items [b, e) of a snapshot) meets l-diversity and t-closeness */
 static bool
 ClassDiverse(Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
@@ -1479,6 +1676,8 @@ ClassDiverse(Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
 		if (d > lat->t)
 			return false;
 	}
+	if (lat->has_beta && !ClassBetaLike(lat, s, b, e, size))
+		return false;
 	return true;
 }
 
@@ -1721,7 +1920,7 @@ EvaluateNode(Lattice *lat, int64 node)
 				size += s->count[x];
 			dm_all += (double) size * (double) size;
 			keep = size >= lat->k;
-			if (keep && (lat->l > 1 || lat->has_t))
+			if (keep && (lat->l > 1 || lat->has_t || lat->has_beta))
 				keep = ClassDiverse(lat, s, b, e, size);
 			if (!keep)
 			{
@@ -2305,13 +2504,13 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < PG_NARGS(); i++)
 	{
-		if (i == 5 || i == 8 || i == 9 || i == 15)
-			continue;			/* sensitive_column, c, t and weights may be NULL */
+		if (i == 5 || i == 8 || i == 9 || i == 15 || i == 16)
+			continue;			/* sensitive_column, c, t, weights and privacy may be NULL */
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s: argument %d must not be NULL", funcname, i + 1),
-					 errhint("Only sensitive_column, c, t and weights may be NULL.")));
+					 errhint("Only sensitive_column, c, t, weights and privacy may be NULL.")));
 	}
 	relid = PG_GETARG_OID(0);
 
@@ -2369,10 +2568,16 @@ QidLattice(PG_FUNCTION_ARGS)
 		lat->search = (Search) ParseOption(PG_GETARG_TEXT_PP(13), "search", searches, 2, funcname);
 	if (!PG_ARGISNULL(5))
 		sensitive = text_to_cstring(PG_GETARG_TEXT_PP(5));
+	if (PG_NARGS() > 16 && !PG_ARGISNULL(16))
+		ParsePrivacy(lat, PG_GETARG_JSONB_P(16));
 	if (sensitive == NULL && (lat->l > 1 || lat->has_t))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: l-diversity and t-closeness need a sensitive column", funcname)));
+	if (sensitive == NULL && lat->has_beta)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: beta_likeness needs a sensitive column", funcname)));
 	lat->has_sensitive = sensitive != NULL;
 
 	/* lock the relation before resolving its columns */
@@ -2554,7 +2759,11 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	/* monotone unless suppression meets a model that merging classes can break */
 	lat->monotone = lat->max_suppressed_rows == 0 ||
-		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t);
+		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t && !lat->has_beta);
+
+	/* k-map's class size, at most the rows (ARX's bound) */
+	if (lat->kmap_k > 0)
+		lat->k = Max(lat->k, Min(lat->kmap_k, Max(lat->nrows, 1)));
 
 	if (lat->search == SEARCH_HEURISTIC)
 	{
@@ -2661,6 +2870,22 @@ Datum
 qidrisk_qid_lattice(PG_FUNCTION_ARGS)
 {
 	return QidCallBounded(QidLattice, fcinfo);
+}
+
+/* qidrisk_privacy_class_size(privacy, k, rows): the least class size of k and k-map, as qid_lattice takes it */
+Datum
+qidrisk_privacy_class_size(PG_FUNCTION_ARGS)
+{
+	Lattice		lat;
+	int64		rows = PG_GETARG_INT64(2);
+
+	memset(&lat, 0, sizeof(lat));
+	lat.funcname = "qid_lattice";
+	lat.k = PG_GETARG_INT32(1);
+	ParsePrivacy(&lat, PG_GETARG_JSONB_P(0));
+	if (lat.kmap_k > 0)
+		lat.k = Max(lat.k, Min(lat.kmap_k, Max(rows, 1)));
+	PG_RETURN_INT64(lat.k);
 }
 
 PG_FUNCTION_INFO_V1(qidrisk_qualified_table);

@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47 + 18 + 10 + 11);
+SELECT plan(47 + 18 + 10 + 11 + 11);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -184,6 +184,30 @@ SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric 
 				 'qid_lattice: at least one weight must be positive', 'every weight zero');
 SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{"zip": "h_zip"}', 'rel_g', 2, metric => 'loss', gs_factor => -0.1)$$, '22023',
 				 'qid_lattice: gs_factor must lie between 0 and 1, not -0.1', 'anonymize: gs_factor below 0');
+
+-- the privacy models
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '[1]')$$, '22023',
+				 'qid_lattice: privacy must be a JSON object', 'privacy an array');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_anonymity": {}}')$$, '22023',
+				 'qid_lattice: unknown privacy model "k_anonymity"', 'an unknown privacy model');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": 5}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": its settings must be an object, not a number', 'settings not an object');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 5, "sampling_fraction": 0.1, "alpha": 0.05}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": unknown key "alpha"', 'k_map: an unknown key');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"sampling_fraction": 0.1}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": needs "k"', 'k_map without k');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 2.5, "sampling_fraction": 0.1}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": "k" must be a whole number of at least 1', 'k_map: k not whole');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 5, "sampling_fraction": 0}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": "sampling_fraction" must lie in (0, 1]', 'k_map: sampling fraction 0');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 5, "sampling_fraction": 0.1, "estimator": "binomial"}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": unknown estimator "binomial"', 'k_map: an unknown estimator');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 5, "sampling_fraction": 0.1, "significance": 1}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": "significance" must lie in (0, 1)', 'k_map: significance 1');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, sensitive_column => 'disease', privacy => '{"beta_likeness": {"beta": -1}}')$$, '22023',
+				 'qid_lattice: privacy model "beta_likeness": "beta" must be positive', 'beta_likeness: a negative beta');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"beta_likeness": {"beta": 1}}')$$, '22023',
+				 'qid_lattice: beta_likeness needs a sensitive column', 'beta_likeness without a sensitive column');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 0$$, '22023', NULL, 'a budget of 0 nodes');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 10000001$$, '22023', NULL,
 				 'a budget past the exact search''s 10,000,000 nodes');

@@ -1,0 +1,124 @@
+-- qid_lattice's privacy models (argument privacy) against ARX 3.9.2 on UCI
+-- Adult, node by node (test/reference/arx_adult_<model>.csv, made by
+-- bench/arx.sh, settings in arx_adult_privacy_optima.csv):
+--   * k_map estimated from a sampling fraction of 0.1 (Poisson and
+--     zero-truncated Poisson, significance 0.01), no k-anonymity beyond it;
+--   * beta_likeness, basic and enhanced, beta = 1, on income (8 QIDs) and on
+--     education (the other 7 QIDs);
+-- each at 0 % and 2 % suppression: every node's verdict and suppressed rows
+-- equal ARX's, and the best node under metric 'loss' has ARX's optimum's
+-- value.  qid_anonymize_into's releases meet the models by plain-SQL checks.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages = warning;
+SET jit = off;
+\ir needs_superuser.psql
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS qidrisk;
+
+SELECT plan(6 * 2 * 3 + 3);
+
+-- a schema of its own, so that an adult table elsewhere in the database does not matter
+CREATE SCHEMA lattice_privacy;
+SET LOCAL search_path = lattice_privacy, public;
+\i data/load_adult.sql
+\i data/load_adult_hierarchies.sql
+
+CREATE TABLE arx_optima (model text, suppression float8, qid text, levels integer[], loss float8,
+						 suppressed bigint, anonymous_nodes bigint, nodes bigint, detail text);
+\copy arx_optima FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_privacy_optima.csv' WITH (FORMAT csv, HEADER)
+
+-- each model: its file, its QIDs, its sensitive column and its privacy object
+CREATE TABLE models (model text, qid text[], sensitive text, privacy jsonb);
+INSERT INTO models VALUES
+	('kmap_poisson', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
+	 '{"k_map": {"k": 5, "sampling_fraction": 0.1, "estimator": "poisson", "significance": 0.01}}'),
+	('kmap_ztpoisson', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
+	 '{"k_map": {"k": 5, "sampling_fraction": 0.1, "estimator": "zero_truncated_poisson", "significance": 0.01}}'),
+	('blikeness_basic_income', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', 'income',
+	 '{"beta_likeness": {"beta": 1}}'),
+	('blikeness_enhanced_income', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', 'income',
+	 '{"beta_likeness": {"beta": 1, "variant": "enhanced"}}'),
+	('blikeness_basic_education', '{age,workclass,marital_status,occupation,race,sex,native_country}', 'education',
+	 '{"beta_likeness": {"beta": 1, "variant": "basic"}}'),
+	('blikeness_enhanced_education', '{age,workclass,marital_status,occupation,race,sex,native_country}', 'education',
+	 '{"beta_likeness": {"beta": 1, "variant": "enhanced"}}');
+
+CREATE TABLE arx (model text, levels integer[], anonymous_0 boolean, suppressed_0 bigint, loss_0 float8,
+				  anonymous_2 boolean, suppressed_2 bigint, loss_2 float8);
+CREATE TABLE arx_file (levels integer[], anonymous_0 boolean, suppressed_0 bigint, loss_0 float8,
+					   anonymous_2 boolean, suppressed_2 bigint, loss_2 float8);
+\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_kmap_poisson.csv' WITH (FORMAT csv, HEADER)
+INSERT INTO arx SELECT 'kmap_poisson', * FROM arx_file; TRUNCATE arx_file;
+\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_kmap_ztpoisson.csv' WITH (FORMAT csv, HEADER)
+INSERT INTO arx SELECT 'kmap_ztpoisson', * FROM arx_file; TRUNCATE arx_file;
+\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_basic_income.csv' WITH (FORMAT csv, HEADER)
+INSERT INTO arx SELECT 'blikeness_basic_income', * FROM arx_file; TRUNCATE arx_file;
+\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_enhanced_income.csv' WITH (FORMAT csv, HEADER)
+INSERT INTO arx SELECT 'blikeness_enhanced_income', * FROM arx_file; TRUNCATE arx_file;
+\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_basic_education.csv' WITH (FORMAT csv, HEADER)
+INSERT INTO arx SELECT 'blikeness_basic_education', * FROM arx_file; TRUNCATE arx_file;
+\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_enhanced_education.csv' WITH (FORMAT csv, HEADER)
+INSERT INTO arx SELECT 'blikeness_enhanced_education', * FROM arx_file; TRUNCATE arx_file;
+
+-- every node of every model at 0 % and 2 %, k = 1 (ARX's runs add no k-anonymity)
+CREATE TABLE ours AS
+SELECT m.model, s.suppression, q.*
+FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression)
+CROSS JOIN LATERAL qid_lattice('adult', m.qid, (SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c),
+							   1, s.suppression, m.sensitive, evaluate => 'all', metric => 'loss',
+							   privacy => m.privacy) q;
+ANALYZE ours;
+
+SELECT is((SELECT count(*) FROM ours o JOIN arx a USING (model, levels)
+		   WHERE o.model = m.model AND o.suppression = s.suppression
+			 AND o.anonymous IS DISTINCT FROM CASE WHEN s.suppression = 0 THEN a.anonymous_0 ELSE a.anonymous_2 END),
+		  0::bigint, format('%s, %s suppression: every node''s verdict is ARX''s (%s nodes)', m.model, s.suppression,
+							(SELECT count(*) FROM arx a WHERE a.model = m.model)))
+FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression) ORDER BY m.model, s.suppression;
+
+-- ARX leaves the count empty where a node is not anonymous, and marks every row of the top node
+SELECT is((SELECT count(*) FROM ours o JOIN arx a USING (model, levels)
+		   WHERE o.model = m.model AND o.suppression = s.suppression
+			 AND o.rows_suppressed <> CASE WHEN s.suppression = 0 THEN a.suppressed_0 ELSE a.suppressed_2 END
+			 AND o.anonymous AND o.height < (SELECT max(height) FROM ours t WHERE t.model = m.model)),
+		  0::bigint, format('%s, %s suppression: suppressed rows equal ARX''s at every anonymous node', m.model, s.suppression))
+FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression) ORDER BY m.model, s.suppression;
+
+SELECT ok(abs(o.loss - x.loss) <= 1e-12 * x.loss,
+		  format('%s, %s suppression: the best node''s loss is ARX''s optimum''s (%s)', m.model, s.suppression, x.loss))
+FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression)
+JOIN arx_optima x ON x.model = m.model AND x.suppression = s.suppression
+JOIN ours o ON o.model = m.model AND o.suppression = s.suppression AND o.best
+ORDER BY m.model, s.suppression;
+
+-- qid_anonymize_into: its releases meet the models, checked on the written rows
+SELECT is((SELECT rows_suppressed FROM qid_anonymize_into('adult', m.qid,
+			(SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c), 'release_kmap', 1, 0.02,
+			metric => 'loss', privacy => m.privacy)),
+		  (SELECT suppressed FROM arx_optima WHERE model = 'kmap_ztpoisson' AND suppression = 0.02),
+		  'qid_anonymize_into with k-map (zero-truncated Poisson, 2 %) suppresses the rows ARX does')
+FROM models m WHERE m.model = 'kmap_ztpoisson';
+SELECT is((SELECT min(n) FROM (SELECT count(*) AS n FROM release_kmap
+								GROUP BY age, workclass, education, marital_status, occupation, race, sex, native_country) c),
+		  4::bigint, 'its smallest class holds the 4 rows k-map derives for k = 5 at a sampling fraction of 0.1');
+CREATE TABLE anonymized AS
+SELECT * FROM qid_anonymize_into('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
+						  (SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c)
+						   FROM unnest('{age,workclass,education,marital_status,occupation,race,sex,native_country}'::text[]) c),
+						  'release_beta', 1, 0.02, 'income', metric => 'loss',
+						  privacy => '{"beta_likeness": {"beta": 1, "variant": "enhanced"}}');
+-- every class's share of each income value exceeds its share in all of Adult by at most min(1, -ln share) times it
+SELECT is((SELECT count(*) FROM (
+			SELECT r.income, count(*)::float8 / sum(count(*)) OVER (PARTITION BY age, workclass, education, marital_status,
+																	  occupation, race, sex, native_country) AS p,
+				   t.q
+			FROM release_beta r JOIN (SELECT income, count(*)::float8 / sum(count(*)) OVER () AS q FROM adult GROUP BY 1) t
+			USING (income)
+			GROUP BY age, workclass, education, marital_status, occupation, race, sex, native_country, r.income, t.q) c
+		   WHERE p > q AND (p - q) / q > least(1, -ln(q))),
+		  0::bigint, 'qid_anonymize_into with enhanced beta-likeness: every class of the release meets it');
+
+SELECT * FROM finish();
+ROLLBACK;
