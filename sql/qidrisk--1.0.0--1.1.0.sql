@@ -402,6 +402,18 @@ BEGIN
 	-- column at a time; at each step the column and level whose classes (with
 	-- the kept rows of equal values) rescue rows at the fewest changed values
 	-- per row; the rescued rows keep their levels, the others climb on
+	-- an average risk ceiling: the smallest kept classes suppressed until it holds, as qid_lattice does
+	IF privacy ? 'average_risk' THEN
+		UPDATE pg_temp.qidrisk_anonymize_work w SET qidrisk_keep = false
+		FROM (SELECT key FROM (
+				SELECT key, row_number() OVER o AS rn, count(*) OVER () AS nc, sum(size) OVER () AS nr,
+					   coalesce(sum(size) OVER (o ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+				FROM (SELECT qidrisk_key AS key, count(*) AS size FROM pg_temp.qidrisk_anonymize_work
+					  WHERE qidrisk_keep GROUP BY 1) k
+				WINDOW o AS (ORDER BY size, key)) r
+			  WHERE (nc - rn + 1)::float8 > (privacy #>> '{average_risk,max}')::float8 * (nr - before)::float8) x
+		WHERE w.qidrisk_key = x.key;
+	END IF;
 	SELECT count(*) INTO n_failing FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep;
 	IF local_recoding AND n_failing > 0 THEN
 		heights := array_fill(0, ARRAY[m]);

@@ -255,6 +255,9 @@ typedef struct Lattice
 	bool		has_t;
 	double		t;
 	int64		kmap_k;			/* k-map estimated: the class size it needs (0 without) */
+	bool		has_average_risk;	/* a ceiling on the average prosecutor risk */
+	double		average_risk;
+	int64	   *kept_classes;	/* (size, first item) per kept class, for it */
 	bool		has_beta;		/* beta-likeness */
 	double		beta;
 	bool		beta_enhanced;
@@ -708,7 +711,8 @@ KMapClassSize(int64 k, double fraction, bool truncated, double alpha)
 
 /*
  * The privacy object: {"k_map": {"k", "sampling_fraction", "estimator",
- * "significance"}, "beta_likeness": {"beta", "variant"}}
+ * "significance"}, "average_risk": {"max"}, "beta_likeness": {"beta",
+ * "variant"}}
  */
 static void
 ParsePrivacy(Lattice *lat, Jsonb *privacy)
@@ -716,6 +720,7 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 	static const char *const kmap_keys[] = {"k", "sampling_fraction", "estimator", "significance"};
 	static const char *const estimators[] = {"poisson", "zero_truncated_poisson"};
 	static const char *const beta_keys[] = {"beta", "variant"};
+	static const char *const risk_keys[] = {"max"};
 	static const char *const variants[] = {"basic", "enhanced"};
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -755,6 +760,14 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 				PrivacyInvalid(lat, model, "\"significance\" must lie in (0, 1)");
 			lat->kmap_k = KMapClassSize((int64) k, f, truncated, alpha);
 		}
+		else if (strcmp(model, "average_risk") == 0)
+		{
+			PrivacyCheckKeys(lat, obj, model, risk_keys, 1);
+			lat->has_average_risk = true;
+			lat->average_risk = PrivacyNumber(lat, obj, model, "max", true, 0);
+			if (!(lat->average_risk > 0 && lat->average_risk <= 1))
+				PrivacyInvalid(lat, model, "\"max\" must lie in (0, 1]");
+		}
 		else if (strcmp(model, "beta_likeness") == 0)
 		{
 			PrivacyCheckKeys(lat, obj, model, beta_keys, 2);
@@ -768,7 +781,7 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: unknown privacy model \"%s\"", lat->funcname, model),
-					 errhint("The privacy models are k_map and beta_likeness.")));
+					 errhint("The privacy models are k_map, average_risk and beta_likeness.")));
 	}
 }
 
@@ -1791,6 +1804,121 @@ LossValue(const Lattice *lat, const int32 *levels, int64 suppressed,
 	return product - 1;
 }
 
+/* What a node's classes add up to */
+typedef struct NodeTally
+{
+	int64		suppressed;		/* rows of the classes suppressed */
+	int64		kept;			/* classes kept */
+	int64		kept_rows;
+	double		dm;				/* sum of squared sizes, kept classes */
+	double		dm_all;			/* and of all classes */
+	double		entropy_suppressed; /* bits of the suppressed rows */
+} NodeTally;
+
+/* Count one class (items [b, e) of a snapshot, size rows) as suppressed */
+static void
+SuppressClass(Lattice *lat, const NodeItems *s, int32 b, int64 size, const int32 *levels,
+			  NodeTally *tally)
+{
+	int			ncol = lat->ncolumns;
+	double		log2rows = log2((double) lat->nrows);
+	double		bits = 0;
+	const int32 *row = lat->rowcodes + (Size) s->rep[b] * ncol;
+
+	/* a suppressed row's value generalizes to all rows, not to its class's */
+	tally->suppressed += size;
+	for (int c = 0; c < ncol; c++)
+	{
+		const LatColumn *col = &lat->columns[c];
+		int32		code = levels[c] == 0 ? row[c] : col->map[levels[c]][row[c]];
+
+		bits += log2rows - col->log2count[levels[c]][code];
+		if (lat->metric == METRIC_LOSS)
+			lat->suppressed_covered[c] += size * col->covered[levels[c]][code];
+	}
+	tally->entropy_suppressed += (double) size * bits;
+}
+
+/* Order kept classes by size, then by place (the first items of the ones suppressed first) */
+static int
+CompareKeptClasses(const void *a, const void *b)
+{
+	const int64 *x = a;
+	const int64 *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/*
+ * The average risk ceiling (ARX's AverageReidentificationRisk): the kept
+ * classes per kept row, a prosecutor's average risk, at most the ceiling;
+ * else the smallest kept classes are suppressed, fewest first, until it is
+ * (removing the smallest classes only raises the average size).  kept holds
+ * (size, first item) per kept class.
+ */
+static void
+EnforceAverageRisk(Lattice *lat, const NodeItems *s, const int32 *levels, int64 *kept,
+				   NodeTally *tally)
+{
+	int64		n = tally->kept;
+
+	if (n == 0 || (double) tally->kept <= lat->average_risk * (double) tally->kept_rows)
+		return;
+	qsort(kept, n, 2 * sizeof(int64), CompareKeptClasses);
+	for (int64 j = 0; j < n && tally->kept > 0 &&
+		 (double) tally->kept > lat->average_risk * (double) tally->kept_rows; j++)
+	{
+		int64		size = kept[2 * j];
+
+		SuppressClass(lat, s, (int32) kept[2 * j + 1], size, levels, tally);
+		tally->kept--;
+		tally->kept_rows -= size;
+		tally->dm -= (double) size * (double) size;
+	}
+}
+
+/* Sizes of a node's classes, which pass the models, and what they add up to */
+static void
+TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *tally)
+{
+	int32		b = 0;
+	int64	   *kept = lat->has_average_risk ? lat->kept_classes : NULL;
+
+	if (lat->metric == METRIC_LOSS)
+		memset(lat->suppressed_covered, 0, sizeof(int64) * lat->ncolumns);
+	for (int32 i = 0; i < s->nclasses; i++)
+	{
+		int32		e = s->class_end[i];
+		int64		size = 0;
+		bool		keep;
+
+		for (int32 x = b; x < e; x++)
+			size += s->count[x];
+		tally->dm_all += (double) size * (double) size;
+		keep = size >= lat->k;
+		if (keep && (lat->l > 1 || lat->has_t || lat->has_beta))
+			keep = ClassDiverse(lat, s, b, e, size);
+		if (!keep)
+			SuppressClass(lat, s, b, size, levels, tally);
+		else
+		{
+			if (kept != NULL)
+			{
+				kept[2 * tally->kept] = size;
+				kept[2 * tally->kept + 1] = b;
+			}
+			tally->kept++;
+			tally->kept_rows += size;
+			tally->dm += (double) size * (double) size;
+		}
+		b = e;
+	}
+	if (kept != NULL)
+		EnforceAverageRisk(lat, s, levels, kept, tally);
+}
+
 /* Evaluate one node: its classes, suppressed rows and utility */
 static void
 EvaluateNode(Lattice *lat, int64 node)
@@ -1806,13 +1934,8 @@ EvaluateNode(Lattice *lat, int64 node)
 	int32		nclasses;
 	int32		ngroups;
 	NodeItems   *s;
-	int64		suppressed = 0;
-	int64		kept = 0;
-	double		dm = 0;
-	double		dm_all = 0;
+	NodeTally	tally;
 	int64		slot = node;
-	double		entropy_suppressed = 0;
-	double		log2rows = log2((double) lat->nrows);
 	int			ncol = lat->ncolumns;
 	int		   *split = lat->split;
 	const int32 **maps = lat->maps;
@@ -1905,49 +2028,8 @@ EvaluateNode(Lattice *lat, int64 node)
 	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
 
 	/* classes: suppression and utility */
-	if (lat->metric == METRIC_LOSS)
-		memset(lat->suppressed_covered, 0, sizeof(int64) * ncol);
-	{
-		int32		b = 0;
-
-		for (int32 i = 0; i < nclasses; i++)
-		{
-			int32		e = s->class_end[i];
-			int64		size = 0;
-			bool		keep;
-
-			for (int32 x = b; x < e; x++)
-				size += s->count[x];
-			dm_all += (double) size * (double) size;
-			keep = size >= lat->k;
-			if (keep && (lat->l > 1 || lat->has_t || lat->has_beta))
-				keep = ClassDiverse(lat, s, b, e, size);
-			if (!keep)
-			{
-				double		bits = 0;
-				const int32 *row = lat->rowcodes + (Size) s->rep[b] * ncol;
-
-				/* a suppressed row's value generalizes to all rows, not to its class's */
-				suppressed += size;
-				for (int c = 0; c < ncol; c++)
-				{
-					const LatColumn *col = &lat->columns[c];
-					int32		code = levels[c] == 0 ? row[c] : col->map[levels[c]][row[c]];
-
-					bits += log2rows - col->log2count[levels[c]][code];
-					if (lat->metric == METRIC_LOSS)
-						lat->suppressed_covered[c] += size * col->covered[levels[c]][code];
-				}
-				entropy_suppressed += (double) size * bits;
-			}
-			else
-			{
-				kept++;
-				dm += (double) size * (double) size;
-			}
-			b = e;
-		}
-	}
+	memset(&tally, 0, sizeof(tally));
+	TallyClasses(lat, s, levels, &tally);
 	if (lat->slots != NULL)
 	{
 		bool		found;
@@ -1959,16 +2041,16 @@ EvaluateNode(Lattice *lat, int64 node)
 	}
 	lat->evaluated[slot] = true;
 	lat->nevaluated++;
-	lat->dm_all = dm_all;
-	lat->suppressed[slot] = suppressed;
+	lat->dm_all = tally.dm_all;
+	lat->suppressed[slot] = tally.suppressed;
 	/* the release's classes: suppression removes the others */
-	lat->classes[slot] = kept;
-	lat->discernibility[slot] = dm + (double) suppressed * (double) lat->nrows;
-	lat->entropy[slot] = entropy_suppressed;
+	lat->classes[slot] = tally.kept;
+	lat->discernibility[slot] = tally.dm + (double) tally.suppressed * (double) lat->nrows;
+	lat->entropy[slot] = tally.entropy_suppressed;
 	for (int c = 0; c < lat->ncolumns; c++)
 		lat->entropy[slot] += lat->columns[c].entropy[levels[c]];
 	if (lat->metric == METRIC_LOSS)
-		lat->loss[slot] = LossValue(lat, levels, suppressed, lat->suppressed_covered);
+		lat->loss[slot] = LossValue(lat, levels, tally.suppressed, lat->suppressed_covered);
 
 	/* keep the snapshot when it fits */
 	if (s->bytes <= lat->cache_budget)
@@ -2759,7 +2841,10 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	/* monotone unless suppression meets a model that merging classes can break */
 	lat->monotone = lat->max_suppressed_rows == 0 ||
-		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t && !lat->has_beta);
+		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t && !lat->has_beta &&
+		 !lat->has_average_risk);
+	if (lat->has_average_risk)
+		lat->kept_classes = MemoryContextAllocHuge(work, sizeof(int64) * 2 * Max(lat->nrows, 1));
 
 	/* k-map's class size, at most the rows (ARX's bound) */
 	if (lat->kmap_k > 0)

@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47 + 18 + 10 + 11 + 11);
+SELECT plan(47 + 18 + 10 + 11 + 13);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -208,6 +208,10 @@ SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, sensiti
 				 'qid_lattice: privacy model "beta_likeness": "beta" must be positive', 'beta_likeness: a negative beta');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"beta_likeness": {"beta": 1}}')$$, '22023',
 				 'qid_lattice: beta_likeness needs a sensitive column', 'beta_likeness without a sensitive column');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"average_risk": {"max": 0}}')$$, '22023',
+				 'qid_lattice: privacy model "average_risk": "max" must lie in (0, 1]', 'average_risk: a ceiling of 0');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"average_risk": {"max": "0.1"}}')$$, '22023',
+				 'qid_lattice: privacy model "average_risk": "max" must be a number, not a string', 'average_risk: a string');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 0$$, '22023', NULL, 'a budget of 0 nodes');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 10000001$$, '22023', NULL,
 				 'a budget past the exact search''s 10,000,000 nodes');
