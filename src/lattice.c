@@ -2299,6 +2299,8 @@ QidLattice(PG_FUNCTION_ARGS)
 		if (spec != NULL && spec->type != jbvNull)
 			LoadHierarchy(&lat->columns[i], relid, spec, schema, funcname);
 	}
+	/* the heights are known: refuse a lattice too large before reading the table */
+	NumberNodes(lat);
 	EncodeLattice(lat, relid, sensitive);
 	SPI_finish();
 	MemoryContextSwitchTo(work);
@@ -2306,7 +2308,6 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	/* the lattice */
 	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
-	NumberNodes(lat);
 	/* the per-node arrays: every node, or the heuristic search's budget */
 	nslots = lat->nnodes;
 	if (lat->search == SEARCH_HEURISTIC)
