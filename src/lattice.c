@@ -2095,6 +2095,34 @@ HeuristicRows(Lattice *lat, ReturnSetInfo *rsinfo)
 	}
 }
 
+/* The per-node arrays: every node for the exact search, nslots evaluated nodes for the heuristic */
+static void
+AllocateNodeArrays(Lattice *lat, MemoryContext work, int64 nslots)
+{
+	if (lat->search == SEARCH_EXACT)
+	{
+		lat->tag = palloc0(lat->nnodes);
+		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+	}
+	else
+	{
+		lat->slots = nodeslot_create(work, (uint32) nslots, NULL);
+		lat->slot_node = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+		lat->slot_loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+		lat->slot_bound = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+		lat->slot_height = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
+		lat->expanded = MemoryContextAllocHuge(work, sizeof(bool) * nslots);
+	}
+	lat->evaluated = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
+	for (int64 n = 0; n < nslots; n++)
+		lat->snap_of[n] = -1;
+}
+
 /*
  * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
  * c, t, t_distance, metric, evaluate, search): one row per node of the
@@ -2323,28 +2351,7 @@ QidLattice(PG_FUNCTION_ARGS)
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
 	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
-	if (lat->search == SEARCH_EXACT)
-	{
-		lat->tag = palloc0(lat->nnodes);
-		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
-	}
-	else
-	{
-		lat->slots = nodeslot_create(work, (uint32) nslots, NULL);
-		lat->slot_node = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
-		lat->slot_loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-		lat->slot_bound = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-		lat->slot_height = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
-		lat->expanded = MemoryContextAllocHuge(work, sizeof(bool) * nslots);
-	}
-	lat->evaluated = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
-	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
-	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
-	for (int64 n = 0; n < nslots; n++)
-		lat->snap_of[n] = -1;
+	AllocateNodeArrays(lat, work, nslots);
 	{
 		Size		rows = Max(lat->nrows, 1);
 
