@@ -1949,9 +1949,9 @@ SearchExpand(Lattice *lat, binaryheap *heap, int32 slot, int32 *best, bool *spen
 
 /*
  * Heuristic search after ARX's Lightning (Prasser, Bild, Eicher, Spengler,
- * Kuhn, "Lightning: utility-driven anonymization of high-dimensional data",
- * Transactions on Data Privacy 9(2), 2016): best-first from the bottom, the
- * evaluated node of least loss expanded next; every stepping-th step (the
+ * Kohlmayer, Kuhn, "Lightning: utility-driven anonymization of
+ * high-dimensional data", Transactions on Data Privacy 9(2), 2016):
+ * best-first from the bottom, the evaluated node of least loss expanded next; every stepping-th step (the
  * top's height) a greedy climb instead, always to the least successor; a
  * node whose bound cannot beat the best anonymous node found is skipped.
  * Unlike Lightning, the first step is a climb too, so that a wide lattice
