@@ -1950,14 +1950,14 @@ SearchExpand(Lattice *lat, binaryheap *heap, int32 slot, int32 *best, bool *spen
 /*
  * Heuristic search after ARX's Lightning (Prasser, Bild, Eicher, Spengler,
  * Kohlmayer, Kuhn, "Lightning: utility-driven anonymization of
- * high-dimensional data", Transactions on Data Privacy 9(2), 2016):
- * best-first from the bottom, the evaluated node of least loss expanded next; every stepping-th step (the
- * top's height) a greedy climb instead, always to the least successor; a
- * node whose bound cannot beat the best anonymous node found is skipped.
- * Unlike Lightning, the first step is a climb too, so that a wide lattice
- * finds an anonymous node (and bounds to prune with) early in its budget.
- * Stops when qidrisk.lattice_heuristic_nodes nodes are evaluated.  Returns
- * the best slot (-1: none anonymous); *complete when the queue ran dry
+ * high-dimensional data", Transactions on Data Privacy 9(2), 2016): best-first
+ * from the bottom, the evaluated node of least loss expanded next; every
+ * stepping-th step (the top's height) a greedy climb instead, always to the
+ * least successor; a node whose bound cannot beat the best anonymous node
+ * found is skipped.  Unlike Lightning, the first step is a climb too, so that a
+ * wide lattice finds an anonymous node (and bounds to prune with) early in its
+ * budget.  Stops when qidrisk.lattice_heuristic_nodes nodes are evaluated.
+ * Returns the best slot (-1: none anonymous); *complete when the queue ran dry
  * first, which proves the best optimal: every node of loss at most the best's
  * has every node below it unpruned, so was evaluated.
  */
