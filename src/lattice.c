@@ -2404,15 +2404,15 @@ SearchExpand(Lattice *lat, binaryheap *heap, int32 slot, int32 *best, bool *spen
 
 /*
  * Heuristic search after ARX's Lightning (Prasser, Bild, Eicher, Spengler,
- * Kuhn, "Lightning: utility-driven anonymization of high-dimensional data",
- * Transactions on Data Privacy 9(2), 2016): best-first from the bottom, the
- * evaluated node of least loss expanded next; every stepping-th step (the
- * top's height) a greedy climb instead, always to the least successor; a
- * node whose bound cannot beat the best anonymous node found is skipped.
- * Unlike Lightning, the first step is a climb too, so that a wide lattice
- * finds an anonymous node (and bounds to prune with) early in its budget.
- * Stops when qidrisk.lattice_heuristic_nodes nodes are evaluated.  Returns
- * the best slot (-1: none anonymous); *complete when the queue ran dry
+ * Kohlmayer, Kuhn, "Lightning: utility-driven anonymization of
+ * high-dimensional data", Transactions on Data Privacy 9(2), 2016): best-first
+ * from the bottom, the evaluated node of least loss expanded next; every
+ * stepping-th step (the top's height) a greedy climb instead, always to the
+ * least successor; a node whose bound cannot beat the best anonymous node
+ * found is skipped.  Unlike Lightning, the first step is a climb too, so that a
+ * wide lattice finds an anonymous node (and bounds to prune with) early in its
+ * budget.  Stops when qidrisk.lattice_heuristic_nodes nodes are evaluated.
+ * Returns the best slot (-1: none anonymous); *complete when the queue ran dry
  * first, which proves the best optimal: every node of loss at most the best's
  * has every node below it unpruned, so was evaluated.
  */
@@ -2548,6 +2548,36 @@ HeuristicRows(Lattice *lat, ReturnSetInfo *rsinfo)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		pfree(DatumGetPointer(values[0]));
 	}
+}
+
+/* The per-node arrays: every node for the exact search, nslots evaluated nodes for the heuristic */
+static void
+AllocateNodeArrays(Lattice *lat, MemoryContext work, int64 nslots)
+{
+	if (lat->search == SEARCH_EXACT)
+	{
+		lat->tag = palloc0(lat->nnodes);
+		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+	}
+	else
+	{
+		lat->slots = nodeslot_create(work, (uint32) nslots, NULL);
+		lat->slot_node = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+		lat->slot_loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+		lat->slot_bound = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+		lat->slot_height = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
+		lat->expanded = MemoryContextAllocHuge(work, sizeof(bool) * nslots);
+	}
+	lat->evaluated = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	if (lat->metric == METRIC_LOSS)
+		lat->loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
+	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
+	for (int64 n = 0; n < nslots; n++)
+		lat->snap_of[n] = -1;
 }
 
 /*
@@ -2762,6 +2792,8 @@ QidLattice(PG_FUNCTION_ARGS)
 		if (spec != NULL && spec->type != jbvNull)
 			LoadHierarchy(&lat->columns[i], relid, spec, schema, funcname);
 	}
+	/* the heights are known: refuse a lattice too large before reading the table */
+	NumberNodes(lat);
 	EncodeLattice(lat, relid, sensitive);
 	SPI_finish();
 	MemoryContextSwitchTo(work);
@@ -2769,7 +2801,6 @@ QidLattice(PG_FUNCTION_ARGS)
 
 	/* the lattice */
 	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
-	NumberNodes(lat);
 	/* the per-node arrays: every node, or the heuristic search's budget */
 	nslots = lat->nnodes;
 	if (lat->search == SEARCH_HEURISTIC)
@@ -2785,30 +2816,7 @@ QidLattice(PG_FUNCTION_ARGS)
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
 	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
-	if (lat->search == SEARCH_EXACT)
-	{
-		lat->tag = palloc0(lat->nnodes);
-		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
-	}
-	else
-	{
-		lat->slots = nodeslot_create(work, (uint32) nslots, NULL);
-		lat->slot_node = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
-		lat->slot_loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-		lat->slot_bound = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-		lat->slot_height = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
-		lat->expanded = MemoryContextAllocHuge(work, sizeof(bool) * nslots);
-	}
-	lat->evaluated = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
-	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
-	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-	if (lat->metric == METRIC_LOSS)
-		lat->loss = MemoryContextAllocHuge(work, sizeof(double) * nslots);
-	lat->snap_of = MemoryContextAllocHuge(work, sizeof(int32) * nslots);
-	for (int64 n = 0; n < nslots; n++)
-		lat->snap_of[n] = -1;
+	AllocateNodeArrays(lat, work, nslots);
 	{
 		Size		rows = Max(lat->nrows, 1);
 
