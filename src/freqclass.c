@@ -37,6 +37,7 @@
 #include "utils/wait_event.h"
 
 #include "freqclass.h"
+#include "settings.h"
 
 /* Counted where each path runs; read by qidrisk_internal.state_events() */
 FreqStateEvents qidrisk_freq_events;

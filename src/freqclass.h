@@ -16,6 +16,7 @@
 #include "port/pg_bswap.h"
 #include "utils/memutils.h"
 
+#include "compat.h"
 #include "qidrisk.h"
 
 /* Partitioning: by the top PARTITION_BITS bits of the fingerprint's high half */
@@ -310,6 +311,10 @@ ReadAscendingClass(const char **at, const char *end, uint64 *previous_hi,
 }
 
 /* ---- freqclass.c: arrays, mappings, readers ---- */
+
+/* Also in freqengine.h, which the layers below freqstate.c do not include */
+extern FreqStateEvents qidrisk_freq_events;
+pg_noreturn extern void FreqStateCorrupt(const char *detail);
 
 extern void ReportBudgetExceeded(FreqState *state, int64 classes, double bytes);
 extern int64 GrownCapacity(int64 capacity, int64 needed);

@@ -48,7 +48,12 @@
 #include "utils/guc.h"
 #include "utils/wait_event.h"
 
+#include "aggcommon.h"
+#include "fingerprint.h"
+#include "freqengine.h"
 #include "freqstate.h"
+#include "hashkey.h"
+#include "settings.h"
 
 /* Fraction of a table's buckets in use before it doubles */
 #define TABLE_FILLFACTOR 0.9

@@ -38,6 +38,7 @@
 #include "utils/guc.h"
 #include "utils/wait_event.h"
 
+#include "freqengine.h"
 #include "freqstate.h"
 
 /* Bytes of value as an unsigned LEB128 varint */

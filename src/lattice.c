@@ -55,7 +55,12 @@
 #include "utils/typcache.h"
 #include "utils/varlena.h"
 
+#include "boundary.h"
+#include "compat.h"
+#include "diversity.h"
+#include "hashkey.h"
 #include "qidrisk.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
 
