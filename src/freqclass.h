@@ -19,6 +19,17 @@
 #include "compat.h"
 #include "qidrisk.h"
 
+/*
+ * The engine's files call each other's helpers: hidden from the dynamic
+ * symbol table, so that no other library loaded into the server can stand
+ * in for one of them (they were static when the engine was one file)
+ */
+#ifdef __GNUC__
+#define FREQ_PRIVATE __attribute__((visibility("hidden")))
+#else
+#define FREQ_PRIVATE
+#endif
+
 /* Partitioning: by the top PARTITION_BITS bits of the fingerprint's high half */
 #define PARTITION_BITS 2
 #define PARTITIONS (1 << PARTITION_BITS)
@@ -316,22 +327,22 @@ ReadAscendingClass(const char **at, const char *end, uint64 *previous_hi,
 extern FreqStateEvents qidrisk_freq_events;
 pg_noreturn extern void FreqStateCorrupt(const char *detail);
 
-extern void ReportBudgetExceeded(FreqState *state, int64 classes, double bytes);
-extern int64 GrownCapacity(int64 capacity, int64 needed);
-extern CountedClass *GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed);
-extern Size MappedBytes(int64 capacity);
-extern MappedCopy *MapCopy(MemoryContext context, Size bytes);
-extern void CloseEncodedFile(void *arg);
-extern void ReleaseEncoded(FreqState *state);
-extern void GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed);
-extern void ReleaseMappings(void *arg);
-extern void ReportRunReadError(void);
-extern void RefillSource(MergeSource *source);
-extern void OpenArraySource(MergeSource *source, const CountedClass *classes, int64 n);
-extern void OpenRunSource(MergeSource *source, const SpillRun *run);
-extern int WindowBytes(const FreqState *state, int ninputs, int nfiles);
-extern int FilesOfPartition(const FreqState *state, int p);
-extern void OpenPartitionSource(MergeSource *source, const FreqState *state, int p, int window_bytes);
-extern void CloseSource(MergeSource *source);
+extern void ReportBudgetExceeded(FreqState *state, int64 classes, double bytes) FREQ_PRIVATE;
+extern int64 GrownCapacity(int64 capacity, int64 needed) FREQ_PRIVATE;
+extern CountedClass *GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed) FREQ_PRIVATE;
+extern Size MappedBytes(int64 capacity) FREQ_PRIVATE;
+extern MappedCopy *MapCopy(MemoryContext context, Size bytes) FREQ_PRIVATE;
+extern void CloseEncodedFile(void *arg) FREQ_PRIVATE;
+extern void ReleaseEncoded(FreqState *state) FREQ_PRIVATE;
+extern void GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed) FREQ_PRIVATE;
+extern void ReleaseMappings(void *arg) FREQ_PRIVATE;
+extern void ReportRunReadError(void) FREQ_PRIVATE;
+extern void RefillSource(MergeSource *source) FREQ_PRIVATE;
+extern void OpenArraySource(MergeSource *source, const CountedClass *classes, int64 n) FREQ_PRIVATE;
+extern void OpenRunSource(MergeSource *source, const SpillRun *run) FREQ_PRIVATE;
+extern int WindowBytes(const FreqState *state, int ninputs, int nfiles) FREQ_PRIVATE;
+extern int FilesOfPartition(const FreqState *state, int p) FREQ_PRIVATE;
+extern void OpenPartitionSource(MergeSource *source, const FreqState *state, int p, int window_bytes) FREQ_PRIVATE;
+extern void CloseSource(MergeSource *source) FREQ_PRIVATE;
 
 #endif							/* FREQCLASS_H */

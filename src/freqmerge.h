@@ -10,12 +10,12 @@
 #include "freqspill.h"
 
 extern void MergeSources(MergeSource *sources, int nsources, FreqCounts *counts,
-			 ClassVisitor visit, void *arg);
-extern int MergeFanIn(const FreqState *state);
-extern void ReduceRuns(FreqState *state, FreqPartition *partition, int keep);
-extern void MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, int64 nrun);
-extern void AdoptRuns(FreqState *into, FreqState *from);
-extern void CopyRuns(FreqState *into, FreqPartition *partition, const FreqPartition *from);
-extern void DecodePartitions(FreqState *state);
+			 ClassVisitor visit, void *arg) FREQ_PRIVATE;
+extern int MergeFanIn(const FreqState *state) FREQ_PRIVATE;
+extern void ReduceRuns(FreqState *state, FreqPartition *partition, int keep) FREQ_PRIVATE;
+extern void MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, int64 nrun) FREQ_PRIVATE;
+extern void AdoptRuns(FreqState *into, FreqState *from) FREQ_PRIVATE;
+extern void CopyRuns(FreqState *into, FreqPartition *partition, const FreqPartition *from) FREQ_PRIVATE;
+extern void DecodePartitions(FreqState *state) FREQ_PRIVATE;
 
 #endif							/* FREQMERGE_H */

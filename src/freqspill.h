@@ -19,11 +19,11 @@ typedef struct RunWriter
 	int			nchunk;
 } RunWriter;
 
-extern void AppendRun(FreqState *state, FreqPartition *partition, const SpillRun *run);
-extern void BeginRun(RunWriter *writer, FreqState *state, FreqPartition *partition);
-extern void WriteRunClasses(RunWriter *writer, const CountedClass *classes, int64 n);
-extern void WriteRunClass(const QidFingerprint *key, int64 count, void *arg);
-extern void EndRun(RunWriter *writer);
-extern void SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, double extra);
+extern void AppendRun(FreqState *state, FreqPartition *partition, const SpillRun *run) FREQ_PRIVATE;
+extern void BeginRun(RunWriter *writer, FreqState *state, FreqPartition *partition) FREQ_PRIVATE;
+extern void WriteRunClasses(RunWriter *writer, const CountedClass *classes, int64 n) FREQ_PRIVATE;
+extern void WriteRunClass(const QidFingerprint *key, int64 count, void *arg) FREQ_PRIVATE;
+extern void EndRun(RunWriter *writer) FREQ_PRIVATE;
+extern void SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, double extra) FREQ_PRIVATE;
 
 #endif							/* FREQSPILL_H */

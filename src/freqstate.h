@@ -10,12 +10,12 @@
 
 #include "freqmerge.h"
 
-extern int64 SortAndSumBuffer(FreqState *state, FreqPartition *partition, CountedClass **run);
-extern FreqState *CreateState(MemoryContext context, Size nclasses, bool partitioned);
-extern void AddClass(FreqState *state, const QidFingerprint *fp, int64 count);
-extern void FlushHeldRows(FreqState *state);
-extern void DrainBuffers(FreqState *state);
-extern bool HasRuns(const FreqState *state);
-extern void ForEachClass(FreqState *state, ClassVisitor visit, void *arg);
+extern int64 SortAndSumBuffer(FreqState *state, FreqPartition *partition, CountedClass **run) FREQ_PRIVATE;
+extern FreqState *CreateState(MemoryContext context, Size nclasses, bool partitioned) FREQ_PRIVATE;
+extern void AddClass(FreqState *state, const QidFingerprint *fp, int64 count) FREQ_PRIVATE;
+extern void FlushHeldRows(FreqState *state) FREQ_PRIVATE;
+extern void DrainBuffers(FreqState *state) FREQ_PRIVATE;
+extern bool HasRuns(const FreqState *state) FREQ_PRIVATE;
+extern void ForEachClass(FreqState *state, ClassVisitor visit, void *arg) FREQ_PRIVATE;
 
 #endif							/* FREQSTATE_H */
