@@ -1,7 +1,7 @@
 # qidrisk: PGXS build
 EXTENSION = qidrisk
 MODULE_big = qidrisk
-OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqstate.o src/handover.o src/frequency.o src/birthday.o src/distribution.o src/anonymity.o src/quantile.o src/clustering.o src/sample.o src/utility.o
+OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqclass.o src/freqspill.o src/freqmerge.o src/freqstate.o src/freqwire.o src/handover.o src/frequency.o src/birthday.o src/distribution.o src/anonymity.o src/quantile.o src/clustering.o src/sample.o src/utility.o
 OBJS += src/qidsearch.o
 OBJS += src/kmap.o
 OBJS += src/indivrisk.o
@@ -17,6 +17,7 @@ OBJS += src/checkhistory.o
 OBJS += src/diversity.o
 OBJS += src/hierarchy.o
 OBJS += src/boundary.o
+OBJS += src/settings.o
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" qidrisk.control)
 # Only the current release installs from scratch: its script is the first
 # release's (sql/base, not installed) followed by every upgrade script in
@@ -43,8 +44,8 @@ sql/qidrisk--$(EXTVERSION).sql: sql/base/qidrisk--0.1.0.sql $(UPGRADES)
 	{ echo '-- qidrisk $(EXTVERSION): built by make from the files below; edit those, not this'; \
 	  for f in $^; do echo "-- ==== $$f"; cat "$$f"; done; } > $@
 
-# every C file includes the shared header
-$(OBJS): src/qidrisk.h src/compat.h
+# a C file depends on the headers of the files it uses (any header, to be simple)
+$(OBJS): $(wildcard src/*.h)
 src/qidsearch.o: src/qidsearch_refine.h
 
 # The regression suites create roles and read as them: a clear stop for a

@@ -13,6 +13,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "aggcommon.h"
 #include "qidrisk.h"
 
 /* Name of the aggregate being computed, for error messages */

@@ -12,6 +12,7 @@
 #include "miscadmin.h"
 #include "utils/float.h"
 
+#include "birthday.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(birthday_uniqueness_uniform);

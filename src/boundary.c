@@ -24,6 +24,8 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "boundary.h"
+#include "compat.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_call_internal);

@@ -40,6 +40,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "boundary.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_check);

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
+#include "clustering.h"
 #include "qidrisk.h"
 
 #define INTERRUPT_CHECK_MASK 0x3FF

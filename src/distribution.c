@@ -18,7 +18,12 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "aggcommon.h"
+#include "birthday.h"
+#include "fingerprint.h"
+#include "freqengine.h"
 #include "qidrisk.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_weight_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_weight_param_transfn);

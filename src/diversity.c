@@ -29,6 +29,11 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
+#include "aggcommon.h"
+#include "diversity.h"
+#include "fingerprint.h"
+#include "freqengine.h"
+#include "frequency.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_diversity_transfn);

@@ -28,6 +28,8 @@
 #include "utils/typcache.h"
 #include "port/pg_bswap.h"
 
+#include "aggcommon.h"
+#include "fingerprint.h"
 #include "qidrisk.h"
 
 /* Seeds of the two independent 64-bit halves */

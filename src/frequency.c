@@ -16,6 +16,12 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "aggcommon.h"
+#include "compat.h"
+#include "fingerprint.h"
+#include "freqengine.h"
+#include "frequency.h"
+#include "handover.h"
 #include "qidrisk.h"
 
 /* Class sizes up to this are histogrammed in a dense array */

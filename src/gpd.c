@@ -33,6 +33,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "gpd.h"
 #include "qidrisk.h"
 
 /* Largest shape parameter the likelihood search considers */

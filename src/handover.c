@@ -21,6 +21,8 @@
 #include "nodes/execnodes.h"
 #include "storage/proc.h"
 
+#include "freqengine.h"
+#include "handover.h"
 #include "qidrisk.h"
 
 /*

@@ -30,6 +30,7 @@
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
 
+#include "hashkey.h"
 #include "qidrisk.h"
 
 /* qidrisk.sample_seed: 0 draws a secret key per statement; else this seed's key */

@@ -42,7 +42,11 @@
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
+#include "boundary.h"
+#include "hashkey.h"
 #include "qidrisk.h"
+#include "relreader.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_hierarchy_generalize);
 PG_FUNCTION_INFO_V1(qidrisk_hierarchy_levels);

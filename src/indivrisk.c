@@ -25,6 +25,7 @@
 
 #include "utils/builtins.h"
 
+#include "indivrisk.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_individual_risk);

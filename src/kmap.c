@@ -47,7 +47,14 @@
 #include "utils/tuplestore.h"
 #include "utils/uuid.h"
 
+#include "aggcommon.h"
+#include "boundary.h"
+#include "fingerprint.h"
+#include "hashkey.h"
+#include "qidkey.h"
 #include "qidrisk.h"
+#include "relreader.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_kmap_count);
 PG_FUNCTION_INFO_V1(qidrisk_kmap_row_counts);

@@ -58,7 +58,12 @@
 #include "utils/typcache.h"
 #include "utils/varlena.h"
 
+#include "boundary.h"
+#include "compat.h"
+#include "diversity.h"
+#include "hashkey.h"
 #include "qidrisk.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
 PG_FUNCTION_INFO_V1(qidrisk_privacy_class_size);

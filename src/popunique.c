@@ -42,6 +42,7 @@
 #include "utils/builtins.h"
 #include "utils/float.h"
 
+#include "compat.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_population_uniqueness);

@@ -31,7 +31,12 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "gpd.h"
 #include "qidrisk.h"
+#include "qidsearch.h"
+#include "quantile.h"
+#include "relreader.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qar_thetas);
 PG_FUNCTION_INFO_V1(qar_risk);

@@ -13,6 +13,11 @@
 #include "fmgr.h"
 #include "utils/uuid.h"
 
+#include "fingerprint.h"
+#include "freqengine.h"
+#include "frequency.h"
+#include "hashkey.h"
+#include "qidkey.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qid_key);

@@ -1,6 +1,10 @@
 /*
  * qidrisk.c
- *	  Module entry point and the extension's settings.
+ *	  Module entry point: registers the extension's settings and callbacks.
+ *
+ * Only the server calls _PG_init, and nothing includes or calls anything of
+ * this file: the settings' variables live in settings.c, so that every other
+ * file can read them without depending on this one.
  */
 #include "postgres.h"
 
@@ -9,21 +13,13 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "compat.h"
+#include "handover.h"
+#include "hashkey.h"
 #include "qidrisk.h"
+#include "settings.h"
 
 PG_MODULE_MAGIC;
-
-/* Budget multiplier applied to work_mem when qidrisk.max_state_memory is -1 */
-#define QIDRISK_WORK_MEM_MULTIPLIER 256
-
-int			qidrisk_max_state_memory = -1;
-bool		qidrisk_spill = true;
-
-int			qidrisk_kmap_population_scan = KMAP_SCAN_AUTO;
-
-double		qidrisk_qar_max_work = 1e10;
-
-int			qidrisk_lattice_heuristic_nodes = 10000;
 
 static const struct config_enum_entry kmap_population_scan_options[] = {
 	{"auto", KMAP_SCAN_AUTO, false},
@@ -103,19 +99,4 @@ _PG_init(void)
 	MarkGUCPrefixReserved("qidrisk");
 	/* a parallel leader deletes the hand-over files a failed statement left */
 	QidHandoverRegisterCallbacks();
-}
-
-/* Bytes one frequency state may occupy */
-Size
-QidStateMemoryBudget(void)
-{
-	double		kilobytes;
-
-	if (qidrisk_max_state_memory >= 0)
-		kilobytes = qidrisk_max_state_memory;
-	else
-		kilobytes = (double) work_mem * QIDRISK_WORK_MEM_MULTIPLIER;
-
-	/* a hash table is one huge allocation; keep the budget addressable */
-	return (Size) Min(kilobytes * 1024.0, (double) (SIZE_MAX / 2));
 }

@@ -1,13 +1,16 @@
 /*
  * qidrisk.h
- *	  Declarations shared by the C files of the qidrisk extension.
+ *	  The types, constants and inline helpers the C files of qidrisk share.
+ *
+ * It includes no header of the project, and declares no function: each C
+ * file's functions are declared in its own header (fingerprint.h for
+ * fingerprint.c, ...; the frequency engine's in freqengine.h), so that the
+ * headers a file includes say which files it uses (test/ops/layers.sh).
  */
 #ifndef QIDRISK_H
 #define QIDRISK_H
 
 #include "postgres.h"
-
-#include "compat.h"
 
 #include "access/tupdesc.h"
 #include "catalog/pg_type_d.h"
@@ -27,14 +30,6 @@
 /* Format version written at the head of every serialized state */
 #define QIDRISK_STATE_FORMAT_VERSION 3
 
-/* qidrisk.max_state_memory in kB; -1 means derive it from work_mem */
-extern int	qidrisk_max_state_memory;
-
-/* qidrisk.spill: a frequency state past its budget spills to temporary files */
-extern bool qidrisk_spill;
-
-extern Size QidStateMemoryBudget(void);
-
 /* qidrisk.kmap_population_scan: how the k-map functions read the population */
 typedef enum KmapPopulationScan
 {
@@ -42,17 +37,6 @@ typedef enum KmapPopulationScan
 	KMAP_SCAN_PROBE,			/* every row probed against the release's classes */
 	KMAP_SCAN_GROUPED			/* counted per class where the rows are, then matched */
 } KmapPopulationScan;
-
-extern int	qidrisk_kmap_population_scan;
-
-/* ---- aggcommon.c ---- */
-
-extern const char *AggregateName(FunctionCallInfo fcinfo);
-extern MemoryContext AggregateContext(FunctionCallInfo fcinfo);
-extern void RememberAggParameter(FunctionCallInfo fcinfo, int argno,
-								 bool *has_param, double *param);
-extern void MergeAggParameter(bool *has_param, double *param,
-							  bool from_has_param, double from_param);
 
 /* ---- fingerprint.c ---- */
 
@@ -77,25 +61,7 @@ QidFingerprintCompare(const QidFingerprint *a, const QidFingerprint *b)
 /* Per-call cache of how to hash each quasi-identifier argument */
 typedef struct QidHasher QidHasher;
 
-extern QidHasher *QidHasherGet(FunctionCallInfo fcinfo, int firstarg,
-							   int ncolumns, const char *funcname);
-extern void QidFingerprintRow(QidHasher *hasher, FunctionCallInfo fcinfo,
-							  QidFingerprint *fp);
-extern QidHasher *QidHasherCreate(MemoryContext context, int ncolumns,
-								  const Oid *types, const Oid *collations,
-								  const char *const *names, const char *funcname);
-extern void QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
-								 QidFingerprint *fp);
-extern bool QidScalarArgument(const QidHasher *hasher, FunctionCallInfo fcinfo,
-							  Datum *value);
-extern void QidFingerprintScalar(Datum value, QidFingerprint *fp);
-extern void QidCheckKeyNotConstant(FunctionCallInfo fcinfo, int argno);
-extern Oid	QidArgumentCollation(FunctionCallInfo fcinfo, int argno, Oid typid);
-
 /* ---- hashkey.c ---- */
-
-/* qidrisk.sample_seed: a fixed sampling key for reproducible output (superuser) */
-extern int	qidrisk_sample_seed;
 
 /* Mix 64 bits thoroughly (the finalizer of MurmurHash3) */
 static inline uint64
@@ -195,14 +161,6 @@ QidValueHashEqual(QidValueHash *vh, Datum a, Datum b)
 	return DatumGetBool(FunctionCall2Coll(&vh->equal, vh->collation, a, b));
 }
 
-extern QidPlacementKey QidPlacementKeyCreate(void);
-extern void QidValueHashInit(QidValueHash *vh, Oid type, Oid collation, bool floats,
-							 MemoryContext context);
-extern void QidSampleKeyGet(QidSampleKey *key);
-extern void QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in,
-							 QidFingerprint *out);
-extern void QidKeyRemix(QidFingerprint *fp);
-
 /* ---- freqstate.c ---- */
 
 /* Hash-table entry: one equivalence class and its size */
@@ -285,14 +243,6 @@ typedef struct FreqState
 	QidFingerprint pending[FREQ_PENDING_ROWS];
 } FreqState;
 
-extern FreqState *FreqStateCreate(MemoryContext context, Size nclasses);
-extern void FreqStateAddRow(FreqState *state, const QidFingerprint *fp);
-extern void FreqStateAddValue(FreqState *state, Datum value);
-extern void FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp);
-extern void FreqStateSettle(FreqState *state);
-extern void FreqStateMerge(FreqState *into, FreqState *from);
-extern bool FreqStateAttach(FreqState *into, FreqState *from);
-extern void FreqStateFree(FreqState *state);
 /* The counters of a state, its attached states and buffered rows included */
 typedef struct FreqCounts
 {
@@ -300,17 +250,6 @@ typedef struct FreqCounts
 	int64		classes;
 	int64		singletons;
 } FreqCounts;
-
-extern void FreqStateCounts(FreqState *state, FreqCounts *counts);
-extern int64 FreqStateClasses(FreqState *state);
-extern int64 FreqStateSizeHint(FreqState *state);
-extern bool FreqStateSpilled(FreqState *state);
-extern bytea *FreqStateSerialize(FreqState *state);
-extern FreqState *FreqStateDeserialize(MemoryContext context, bytea *bytes);
-extern bytea *FreqStateLend(FreqState *state);
-pg_noreturn extern void FreqStateCorrupt(const char *detail);
-extern bytea *FreqStateSendFile(FreqState *state, int32 leader_pid, int64 statement_start);
-extern void FreqStateRemoveHandoverFiles(SubTransactionId aborted);
 
 /* What this process's frequency states have done since it started (for tests) */
 typedef struct FreqStateEvents
@@ -322,33 +261,11 @@ typedef struct FreqStateEvents
 	int64		partitions_to_runs; /* received partitions written straight to runs */
 } FreqStateEvents;
 
-extern FreqStateEvents qidrisk_freq_events;
-
-/* handover.c: passing partial states from a parallel query's partial to its finalize */
-extern bytea *FreqStateHandOver(FunctionCallInfo fcinfo, FreqState *state);
-extern void QidHandoverRegisterCallbacks(void);
-
 /* Iterate over the classes of a state */
 typedef void (*FreqVisitor) (int64 count, void *arg);
-extern void FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg);
 typedef void (*FreqKeyVisitor) (const QidFingerprint *key, int64 count, void *arg);
-extern void FreqStateVisitAscending(FreqState *state, FreqKeyVisitor visit, void *arg);
-
-/* ---- frequency.c ---- */
-
-extern FreqState *FreqStateForUpdate(FunctionCallInfo fcinfo);
-
-/* ---- birthday.c ---- */
-
-extern void BirthdayCheckFinite(double value, const char *name);
-extern void BirthdayCheckTarget(double target);
-extern double BirthdayLogUniform(int64 k, double n);
-extern int64 BirthdayLargestK(double target, double n, double kappa);
-extern double BirthdayLog1pMinusX(double x);
-extern double BirthdayLogPoissonTerm(double k, double n);
 
 /* ---- quantile.c ---- */
-
 
 /* How quantile_* aggregates hash, compare and convert one value type */
 typedef struct ValueType
@@ -369,16 +286,6 @@ typedef struct ValueCount
 	int64		count;
 } ValueCount;
 
-extern ValueType *ValueTypeGet(MemoryContext context, Oid type, Oid collation,
-							   const char *funcname);
-extern void ValueCheckOrderable(ValueType *vt, Datum value, FunctionCallInfo fcinfo);
-extern void ValueCountSort(ValueType *vt, ValueCount *values, int64 nvalues);
-extern int64 BalancedCuts(const ValueCount *values, int64 nvalues, int64 k,
-						  int64 *starts);
-extern ArrayType *CutsArray(ValueType *vt, const ValueCount *values,
-							const int64 *starts, int64 nbuckets);
-extern double ValueToDouble(ValueType *vt, Datum value, const char *funcname);
-
 /* ---- clustering.c ---- */
 
 typedef enum ClusterCost
@@ -387,10 +294,6 @@ typedef enum ClusterCost
 	CLUSTER_K_MEDIAN,
 	CLUSTER_K_CENTER
 } ClusterCost;
-
-extern ClusterCost ClusterCostFromName(const char *name);
-extern int64 OptimalCuts(const double *values, const int64 *counts, int64 nvalues,
-						 int64 k, ClusterCost cost, int64 *starts, double *total_cost);
 
 /* ---- qidsearch.c ---- */
 
@@ -448,9 +351,6 @@ typedef struct QidSubset
 
 typedef void (*QidSubsetVisitor) (const QidSubset *subset, void *arg);
 
-extern void QidVisitSubsets(QidEncoded *enc, int max_size, bool need_partitions,
-							QidSubsetVisitor visitor, void *arg, const char *funcname);
-
 /* ---- relreader.c ---- */
 
 /*
@@ -486,17 +386,6 @@ typedef struct QidEncodeOptions
 	void		(*too_many_rows) (int64 rows, void *arg);
 	void	   *too_many_rows_arg;
 } QidEncodeOptions;
-
-extern QidRelation *QidRelationOpen(Oid relid, const char *what);
-extern int	QidRelationColumn(QidRelation *rel, const char *name);
-extern void QidRelationEveryColumn(QidRelation *rel, const char *funcname);
-extern void QidRelationCheckSelect(QidRelation *rel, const char *hint);
-extern void QidRelationCheckResult(QidRelation *rel, TupleDesc desc, int first, int count,
-								   const char *funcname);
-extern bool QidReadSnapshotPush(QidRelation *rel, QidRelation *other);
-extern void QidCheckSearchMemory(double bytes, const char *funcname, const char *what);
-extern QidEncoded *QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options,
-									 const char *funcname);
 
 /* ---- gpd.c ---- */
 
@@ -534,27 +423,6 @@ typedef struct QarRisk
 	GpdFit		fit;
 } QarRisk;
 
-extern double GpdLogLikelihood(const double *y, int n, double xi, double beta);
-extern bool GpdFitExcesses(const double *y, int n, GpdMethod method, GpdFit *fit);
-extern const char *GpdMethodName(GpdMethod method);
-extern void QarCheckProbabilities(double alpha, double pi_u);
-extern bool QarRiskFromSorted(double *thetas, int64 n_p, double alpha, double pi_u,
-							  int64 rows, QarRisk *risk, const char **reason);
-extern void QarRiskError(const QarRisk *risk, const char *reason, double alpha, double pi_u);
-extern double *QarFloatArray(ArrayType *array, const char *name, int *count);
-extern HeapTuple QarRiskTuple(TupleDesc tupdesc, const QarRisk *risk);
-extern void QarSortDoubles(double *values, int64 n);
-
-/* qidrisk.qar_max_work: most subsets visited times rows one QaR walk may cost */
-extern double qidrisk_qar_max_work;
-
-/* qidrisk.lattice_heuristic_nodes: most nodes a heuristic lattice search evaluates */
-extern int	qidrisk_lattice_heuristic_nodes;
-
-/* ---- indivrisk.c ---- */
-
-extern double IndividualRisk(int64 f, double population, bool exact);
-
 /* ---- sketch.c ---- */
 
 /* Classes a distinct sample keeps: default, smallest and largest capacity */
@@ -565,22 +433,9 @@ extern double IndividualRisk(int64 f, double population, bool exact);
 /* A distinct sample of a quasi-identifier's classes (Gibbons 2001) */
 typedef struct QidSketch QidSketch;
 
-extern void QidSketchCheckCapacity(int64 capacity, const char *funcname);
-extern QidSketch *QidSketchCreate(MemoryContext context, int32 capacity);
-extern void QidSketchAddRow(QidSketch *sketch, const QidFingerprint *fp);
-extern void QidSketchMerge(QidSketch *into, const QidSketch *from);
-extern bytea *QidSketchSerialize(const QidSketch *sketch);
-extern QidSketch *QidSketchDeserialize(MemoryContext context, bytea *bytes);
-
-/* ---- boundary.c ---- */
-
-/* body(fcinfo), whose errors of the user's input show no context from inside it */
-extern Datum QidCallBounded(PGFunction body, FunctionCallInfo fcinfo);
-
 /* ---- qidkey.c ---- */
 
 struct pg_uuid_t;
-extern void QidKeyToFingerprint(const struct pg_uuid_t *key, QidFingerprint *fp);
 
 /*
  * diversity.c: t-closeness with the ordered distance (Li, Li and
@@ -601,10 +456,5 @@ typedef struct OrderedTable
 	double	   *cum;			/* cum[i]: rows of ranks 0 .. i */
 	double	   *prefix;			/* prefix[i] = cum[0] + ... + cum[i-1] */
 } OrderedTable;
-
-extern void OrderedTableInit(OrderedTable *table, const int64 *count, int64 m);
-extern void OrderedItemsSort(OrderedItem *items, int64 n);
-extern double OrderedDistance(const OrderedTable *table, const OrderedItem *items,
-							  int64 n, int64 size);
 
 #endif							/* QIDRISK_H */

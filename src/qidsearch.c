@@ -37,6 +37,8 @@
 #include "utils/typcache.h"
 
 #include "qidrisk.h"
+#include "qidsearch.h"
+#include "relreader.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_search);
 

@@ -30,7 +30,13 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "aggcommon.h"
+#include "clustering.h"
+#include "compat.h"
+#include "hashkey.h"
 #include "qidrisk.h"
+#include "quantile.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_value_count_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_value_count_cost_transfn);

@@ -40,7 +40,11 @@
 #include "utils/typcache.h"
 #include "utils/varlena.h"
 
+#include "hashkey.h"
 #include "qidrisk.h"
+#include "quantile.h"
+#include "relreader.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_require_columns);
 

@@ -20,7 +20,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "aggcommon.h"
 #include "qidrisk.h"
+#include "quantile.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_sample_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_sample_combine);

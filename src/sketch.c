@@ -33,7 +33,13 @@
 #include "utils/builtins.h"
 #include "utils/uuid.h"
 
+#include "aggcommon.h"
+#include "fingerprint.h"
+#include "hashkey.h"
+#include "qidkey.h"
 #include "qidrisk.h"
+#include "settings.h"
+#include "sketch.h"
 
 /* Format version of a serialized sketch */
 #define SKETCH_FORMAT_VERSION 2

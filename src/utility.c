@@ -19,7 +19,9 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
+#include "aggcommon.h"
 #include "qidrisk.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_utility_transfn);
 PG_FUNCTION_INFO_V1(qidrisk_utility_final);

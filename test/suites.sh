@@ -27,7 +27,7 @@ perl test/taprun.pl tap results/pgtap.counts results/pgtap.tap \
 	psql --no-psqlrc --no-align --quiet --pset pager=off --pset tuples_only=true --set ON_ERROR_STOP=1 --file \
 	-- $(find test/pgtap -name '*.sql' | LC_ALL=C sort) 2>&1 | tee results/pgtap.log
 
-# operations scripts (dump/restore, DROP EXTENSION, upgrades) print TAP
+# operations scripts (dump/restore, DROP EXTENSION, upgrades, the layout of src/) print TAP
 perl test/taprun.pl tap results/ops.counts results/ops.tap bash \
 	-- $(find test/ops -name '*.sh' | LC_ALL=C sort) 2>&1 | tee results/ops.log
 
