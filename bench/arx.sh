@@ -124,22 +124,8 @@ if [ "$LARGE" = yes ]; then
 	bench_check_rows arx "$ROWS"
 	if [ "$("${PSQL[@]}" -At -c "SELECT count(*) FROM adult_1e6" 2>/dev/null || true)" != "$ROWS" ]; then
 		echo "bench/arx.sh: building adult_1e6 ($ROWS rows) as bench/lattice.sh does"
-		# the same statement as bench/lattice.sh (keep them equal)
-		"${PSQL[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS adult_1e6" \
-			-c "CREATE TEMP TABLE adult_n AS SELECT row_number() OVER () AS rn, * FROM adult" -c "
-CREATE UNLOGGED TABLE adult_1e6 AS
-SELECT a1.age, a2.workclass, a3.education, a4.marital_status, a5.occupation, a6.race, a7.sex,
-	a8.native_country, a9.income
-FROM generate_series(1, $ROWS) i
-JOIN adult_n a1 ON a1.rn = 1 + (hashint8extended(i, 1) & 2147483647) % 32561
-JOIN adult_n a2 ON a2.rn = 1 + (hashint8extended(i, 2) & 2147483647) % 32561
-JOIN adult_n a3 ON a3.rn = 1 + (hashint8extended(i, 3) & 2147483647) % 32561
-JOIN adult_n a4 ON a4.rn = 1 + (hashint8extended(i, 4) & 2147483647) % 32561
-JOIN adult_n a5 ON a5.rn = 1 + (hashint8extended(i, 5) & 2147483647) % 32561
-JOIN adult_n a6 ON a6.rn = 1 + (hashint8extended(i, 6) & 2147483647) % 32561
-JOIN adult_n a7 ON a7.rn = 1 + (hashint8extended(i, 7) & 2147483647) % 32561
-JOIN adult_n a8 ON a8.rn = 1 + (hashint8extended(i, 8) & 2147483647) % 32561
-JOIN adult_n a9 ON a9.rn = 1 + (hashint8extended(i, 9) & 2147483647) % 32561" -c "VACUUM ANALYZE adult_1e6"
+		"${PSQL[@]}" -v rows="$ROWS" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS adult_1e6" \
+			-f bench/adult_large.sql -c "VACUUM ANALYZE adult_1e6"
 	fi
 	"${PSQL[@]}" -c "\\copy (SELECT age, workclass, education, marital_status, occupation, race, sex, native_country, income FROM adult_1e6) TO '$WORK/large.csv' WITH (FORMAT csv, HEADER)"
 	TIME=()
