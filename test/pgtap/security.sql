@@ -36,7 +36,7 @@ SELECT is((SELECT count(*) FROM ext_proc WHERE lang NOT IN ('c', 'internal', 'sq
 SELECT is((SELECT array_agg(sig ORDER BY sig) FROM ext_proc
 		   WHERE lang IN ('sql', 'plpgsql')
 		   AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, pg_temp' = ANY (proconfig))),
-		  ARRAY['qidrisk_internal.qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text,boolean)'],
+		  ARRAY['qidrisk_internal.qid_anonymize_into(regclass,text[],jsonb,text,integer,double precision,text,integer,text,double precision,double precision,text,text,text,boolean,text,double precision,jsonb,jsonb)'],
 		  'every SQL/PL/pgSQL function pins search_path = pg_catalog, pg_temp; only qid_anonymize_into''s body does not');
 SELECT is((SELECT array_agg(m[1]) FROM ext_proc,
 		   regexp_matches(prosrc, '([A-Za-z_][A-Za-z_0-9.]*)\s*\(', 'g') AS m
