@@ -2586,38 +2586,18 @@ AllocateNodeArrays(Lattice *lat, MemoryContext work, int64 nslots)
 }
 
 /*
- * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
- * c, t, t_distance, metric, evaluate, search): one row per node of the
- * lattice, or per node the heuristic search evaluated.
+ * qid_lattice's models and options from its arguments (the relation and its
+ * columns come after): k, suppression, l, t, metric, evaluate, search,
+ * privacy; *sensitive gets sensitive_column (NULL without one)
  */
-static Datum
-QidLattice(PG_FUNCTION_ARGS)
+static void
+ParseModels(Lattice *lat, FunctionCallInfo fcinfo, double *max_suppressed, char **sensitive)
 {
-	const char *funcname = "qid_lattice";
 	static const char *const l_models[] = {"distinct", "entropy", "recursive"};
 	static const char *const distances[] = {"equal", "ordered"};
 	static const char *const metrics[] = {"height", "precision", "discernibility", "entropy", "suppressed", "loss"};
 	static const char *const evaluates[] = {"tagged", "anonymous", "all"};
 	static const char *const searches[] = {"exact", "heuristic"};
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext work;
-	MemoryContext old;
-	Oid			relid;
-	Lattice    *lat;
-	Jsonb	   *hierarchies;
-	Datum	   *elems;
-	bool	   *enulls;
-	int			nelems;
-	char	   *sensitive = NULL;
-	double		max_suppressed;
-	int32		max_distinct = 1;
-	double		bytes;
-	int64	   *order;
-	int			ret;
-	const char *schema;
-	int64		best = -1;
-	double		best_loss = 0;
-	int64		nslots;
 
 	for (int i = 0; i < PG_NARGS(); i++)
 	{
@@ -2626,48 +2606,38 @@ QidLattice(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s: argument %d must not be NULL", funcname, i + 1),
+					 errmsg("%s: argument %d must not be NULL", lat->funcname, i + 1),
 					 errhint("Only sensitive_column, c, t, weights and privacy may be NULL.")));
 	}
-	relid = PG_GETARG_OID(0);
-
-	InitMaterializedSRF(fcinfo, 0);
-	work = AllocSetContextCreate(CurrentMemoryContext, "qid_lattice", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(work);
-	lattice_hash_seed = pg_prng_uint64(&pg_global_prng_state);
-	schema = QIDRISK_INTERNAL;
-
-	lat = palloc0(sizeof(Lattice));
-	lat->funcname = funcname;
 	lat->k = PG_GETARG_INT32(3);
 	if (lat->k < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: k must be at least 1, not " INT64_FORMAT, funcname, lat->k)));
-	max_suppressed = PG_GETARG_FLOAT8(4);
-	if (isnan(max_suppressed) || max_suppressed < 0 || max_suppressed > 1)
+				 errmsg("%s: k must be at least 1, not " INT64_FORMAT, lat->funcname, lat->k)));
+	*max_suppressed = PG_GETARG_FLOAT8(4);
+	if (isnan(*max_suppressed) || *max_suppressed < 0 || *max_suppressed > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: max_suppressed must lie between 0 and 1, not %g", funcname,
-						max_suppressed)));
+				 errmsg("%s: max_suppressed must lie between 0 and 1, not %g", lat->funcname,
+						*max_suppressed)));
 	lat->l = PG_GETARG_INT32(6);
 	if (lat->l < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: l must be at least 1, not %d", funcname, lat->l)));
-	lat->l_model = (LModel) ParseOption(PG_GETARG_TEXT_PP(7), "l_model", l_models, 3, funcname);
+				 errmsg("%s: l must be at least 1, not %d", lat->funcname, lat->l)));
+	lat->l_model = (LModel) ParseOption(PG_GETARG_TEXT_PP(7), "l_model", l_models, 3, lat->funcname);
 	if (!PG_ARGISNULL(8))
 	{
 		lat->c = PG_GETARG_FLOAT8(8);
 		if (isnan(lat->c) || isinf(lat->c) || lat->c <= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: c must be a positive number, not %g", funcname, lat->c)));
+					 errmsg("%s: c must be a positive number, not %g", lat->funcname, lat->c)));
 	}
 	if (lat->l_model == L_RECURSIVE && PG_ARGISNULL(8))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: recursive (c,l)-diversity needs c", funcname)));
+				 errmsg("%s: recursive (c,l)-diversity needs c", lat->funcname)));
 	if (!PG_ARGISNULL(9))
 	{
 		lat->has_t = true;
@@ -2675,48 +2645,54 @@ QidLattice(PG_FUNCTION_ARGS)
 		if (isnan(lat->t) || lat->t < 0 || lat->t > 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: t must lie between 0 and 1, not %g", funcname, lat->t)));
+					 errmsg("%s: t must lie between 0 and 1, not %g", lat->funcname, lat->t)));
 	}
-	lat->ordered = ParseOption(PG_GETARG_TEXT_PP(10), "t_distance", distances, 2, funcname) == 1;
-	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 6, funcname);
-	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 3, funcname);
+	lat->ordered = ParseOption(PG_GETARG_TEXT_PP(10), "t_distance", distances, 2, lat->funcname) == 1;
+	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 6, lat->funcname);
+	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 3, lat->funcname);
 	/* a 1.0.0 declaration, before ALTER EXTENSION UPDATE, passes no search */
 	if (PG_NARGS() > 13)
-		lat->search = (Search) ParseOption(PG_GETARG_TEXT_PP(13), "search", searches, 2, funcname);
+		lat->search = (Search) ParseOption(PG_GETARG_TEXT_PP(13), "search", searches, 2, lat->funcname);
 	if (!PG_ARGISNULL(5))
-		sensitive = text_to_cstring(PG_GETARG_TEXT_PP(5));
+		*sensitive = text_to_cstring(PG_GETARG_TEXT_PP(5));
 	if (PG_NARGS() > 16 && !PG_ARGISNULL(16))
 		ParsePrivacy(lat, PG_GETARG_JSONB_P(16));
-	if (sensitive == NULL && (lat->l > 1 || lat->has_t))
+	if (*sensitive == NULL && (lat->l > 1 || lat->has_t))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: l-diversity and t-closeness need a sensitive column", funcname)));
-	if (sensitive == NULL && lat->has_beta)
+				 errmsg("%s: l-diversity and t-closeness need a sensitive column", lat->funcname)));
+	if (*sensitive == NULL && lat->has_beta)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: beta_likeness needs a sensitive column", funcname)));
-	lat->has_sensitive = sensitive != NULL;
+				 errmsg("%s: beta_likeness needs a sensitive column", lat->funcname)));
+	lat->has_sensitive = *sensitive != NULL;
+
+}
+
+/* Lock the relation, then resolve the quasi-identifier and sensitive columns */
+static void
+ResolveColumns(Lattice *lat, Oid relid, ArrayType *qid, const char *sensitive)
+{
+	Datum	   *elems;
+	bool	   *enulls;
+	int			nelems;
 
 	/* lock the relation before resolving its columns */
 	LockRelationOid(relid, AccessShareLock);
 	if (get_rel_name(relid) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s: relation with OID %u does not exist", funcname, relid)));
+				 errmsg("%s: relation with OID %u does not exist", lat->funcname, relid)));
 
-	{
-		ArrayType  *qid = PG_GETARG_ARRAYTYPE_P(1);
-
-		if (ARR_NDIM(qid) > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("%s needs a one-dimensional array of column names", funcname)));
-		deconstruct_array(qid, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &nelems);
-	}
+	if (ARR_NDIM(qid) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s needs a one-dimensional array of column names", lat->funcname)));
+	deconstruct_array(qid, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &nelems);
 	if (nelems == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs at least one quasi-identifier column", funcname)));
+				 errmsg("%s needs at least one quasi-identifier column", lat->funcname)));
 	lat->ncolumns = nelems;
 	lat->columns = palloc0(sizeof(LatColumn) * nelems);
 	for (int i = 0; i < nelems; i++)
@@ -2726,7 +2702,7 @@ QidLattice(PG_FUNCTION_ARGS)
 		if (enulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s: quasi-identifier column names must not be NULL", funcname)));
+					 errmsg("%s: quasi-identifier column names must not be NULL", lat->funcname)));
 		lat->columns[i].name = TextDatumGetCString(elems[i]);
 		attnum = get_attnum(relid, lat->columns[i].name);
 		if (attnum <= 0)
@@ -2738,7 +2714,7 @@ QidLattice(PG_FUNCTION_ARGS)
 			if (strcmp(lat->columns[i].name, lat->columns[j].name) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: column \"%s\" is listed twice", funcname, lat->columns[i].name)));
+						 errmsg("%s: column \"%s\" is listed twice", lat->funcname, lat->columns[i].name)));
 	}
 	if (sensitive != NULL)
 	{
@@ -2751,17 +2727,18 @@ QidLattice(PG_FUNCTION_ARGS)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("%s: the sensitive column \"%s\" is also a quasi-identifier",
-								funcname, sensitive)));
+								lat->funcname, sensitive)));
 	}
+}
 
-	ParseLossOptions(lat, fcinfo);
-
-	/* hierarchies: an object whose keys are quasi-identifier columns */
-	hierarchies = PG_GETARG_JSONB_P(2);
+/* The hierarchies object: its keys must be quasi-identifier columns */
+static void
+CheckHierarchyKeys(const Lattice *lat, Jsonb *hierarchies)
+{
 	if (!JB_ROOT_IS_OBJECT(hierarchies))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: hierarchies must be a JSON object", funcname),
+				 errmsg("%s: hierarchies must be a JSON object", lat->funcname),
 				 errhint("Map each column to its hierarchy, as in {\"age\": \"age_hierarchy\"}.")));
 	{
 		JsonbIterator *it = JsonbIteratorInit(&hierarchies->root);
@@ -2775,27 +2752,37 @@ QidLattice(PG_FUNCTION_ARGS)
 				char	   *keyname = pnstrdup(v.val.string.val, v.val.string.len);
 				bool		known = false;
 
-				for (int i = 0; i < nelems; i++)
+				for (int i = 0; i < lat->ncolumns; i++)
 					known |= strcmp(keyname, lat->columns[i].name) == 0;
 				if (!known)
 					ereport(ERROR,
 							(errcode(ERRCODE_UNDEFINED_COLUMN),
 							 errmsg("%s: hierarchies name \"%s\", which is not a quasi-identifier column",
-									funcname, keyname)));
+									lat->funcname, keyname)));
 			}
 		}
 	}
+}
+
+/*
+ * Load the hierarchies and encode the table through SPI, with the caller's
+ * rights; what is read lives in work
+ */
+static void
+ReadLattice(Lattice *lat, Oid relid, Jsonb *hierarchies, const char *sensitive, MemoryContext work)
+{
+	int			ret;
 
 	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
 	/* what we read outlives SPI_finish */
 	MemoryContextSwitchTo(work);
-	for (int i = 0; i < nelems; i++)
+	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		JsonbValue *spec = JsonbGet(&hierarchies->root, lat->columns[i].name);
 
 		if (spec != NULL && spec->type != jbvNull)
-			LoadHierarchy(&lat->columns[i], relid, spec, schema, funcname);
+			LoadHierarchy(&lat->columns[i], relid, spec, QIDRISK_INTERNAL, lat->funcname);
 	}
 	/* the heights are known: refuse a lattice too large before reading the table */
 	NumberNodes(lat);
@@ -2803,6 +2790,19 @@ QidLattice(PG_FUNCTION_ARGS)
 	SPI_finish();
 	MemoryContextSwitchTo(work);
 	PrepareLevels(lat);
+}
+
+/*
+ * The per-node arrays, the evaluation buffers and the snapshot cache,
+ * within the memory budget; whether the models are monotone
+ */
+static void
+AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
+{
+	int			nelems = lat->ncolumns;
+	int32		max_distinct = 1;
+	double		bytes;
+	int64		nslots;
 
 	/* the lattice */
 	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
@@ -2819,7 +2819,7 @@ QidLattice(PG_FUNCTION_ARGS)
 						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
 		3.0 * max_distinct * sizeof(int32) +
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
-	CheckLatticeMemory(bytes, funcname, "The encoded columns, the evaluation buffers and the lattice");
+	CheckLatticeMemory(bytes, lat->funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
 	AllocateNodeArrays(lat, work, nslots);
 	{
@@ -2862,14 +2862,16 @@ QidLattice(PG_FUNCTION_ARGS)
 	/* k-map's class size, at most the rows (ARX's bound) */
 	if (lat->kmap_k > 0)
 		lat->k = Max(lat->k, Min(lat->kmap_k, Max(lat->nrows, 1)));
+}
 
-	if (lat->search == SEARCH_HEURISTIC)
-	{
-		HeuristicRows(lat, rsinfo);
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(work);
-		return (Datum) 0;
-	}
+/* Classify every node (Flash where the models are monotone); the best node, -1 without one */
+static int64
+ClassifyExact(Lattice *lat)
+{
+	int64	   *order;
+	int64		best = -1;
+	double		best_loss = 0;
+
 	order = NodesByHeight(lat);
 	if (lat->monotone)
 		ClassifyFlash(lat, order);
@@ -2909,6 +2911,14 @@ QidLattice(PG_FUNCTION_ARGS)
 			}
 		}
 	}
+	return best;
+}
+
+/* One row per node of the exact search */
+static void
+ExactRows(Lattice *lat, ReturnSetInfo *rsinfo, int64 best)
+{
+	int			nelems = lat->ncolumns;
 
 	for (int64 n = 0; n < lat->nnodes; n++)
 	{
@@ -2958,6 +2968,40 @@ QidLattice(PG_FUNCTION_ARGS)
 		pfree(DatumGetPointer(values[0]));
 		pfree(lv);
 	}
+}
+
+/*
+ * qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive, l, l_model,
+ * c, t, t_distance, metric, evaluate, search, gs_factor, weights, privacy):
+ * one row per node of the lattice, or per node the heuristic search evaluated.
+ */
+static Datum
+QidLattice(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext work;
+	MemoryContext old;
+	Oid			relid = PG_GETARG_OID(0);
+	Lattice    *lat;
+	char	   *sensitive = NULL;
+	double		max_suppressed;
+
+	InitMaterializedSRF(fcinfo, 0);
+	work = AllocSetContextCreate(CurrentMemoryContext, "qid_lattice", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	lattice_hash_seed = pg_prng_uint64(&pg_global_prng_state);
+	lat = palloc0(sizeof(Lattice));
+	lat->funcname = "qid_lattice";
+	ParseModels(lat, fcinfo, &max_suppressed, &sensitive);
+	ResolveColumns(lat, relid, PG_GETARG_ARRAYTYPE_P(1), sensitive);
+	ParseLossOptions(lat, fcinfo);
+	CheckHierarchyKeys(lat, PG_GETARG_JSONB_P(2));
+	ReadLattice(lat, relid, PG_GETARG_JSONB_P(2), sensitive, work);
+	AllocateLattice(lat, work, max_suppressed);
+	if (lat->search == SEARCH_HEURISTIC)
+		HeuristicRows(lat, rsinfo);
+	else
+		ExactRows(lat, rsinfo, ClassifyExact(lat));
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 	return (Datum) 0;
