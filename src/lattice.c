@@ -697,18 +697,29 @@ static int64
 KMapClassSize(int64 k, double fraction, bool truncated, double alpha)
 {
 	double		lambda = (double) k * fraction;
-	double		p = exp(-lambda);	/* P(X = c) */
-	double		sum = truncated ? 0 : p;
-	double		scale = truncated ? 1 - exp(-lambda) : 1;
+	double		log_p = -lambda;	/* log P(X = c), exact where P underflows */
+	double		sum = truncated ? 0 : exp(log_p);
+	double		scale = truncated ? -expm1(-lambda) : 1;
 	int64		c = 0;
 
+	/* a large mean: start 40 standard deviations below it, the terms before weigh nothing */
+	if (lambda > 1000)
+	{
+		c = (int64) floor(lambda - 40 * sqrt(lambda));
+		log_p = -lambda + (double) c * log(lambda) - lgamma((double) c + 1);
+		sum = exp(log_p);
+	}
 	while (sum / scale < 1 - alpha)
 	{
+		double		p;
+
 		CHECK_FOR_INTERRUPTS();
 		c++;
-		p *= lambda / (double) c;
+		log_p += log(lambda) - log((double) c);
+		p = exp(log_p);
 		sum += p;
-		if (c + 1 >= k)
+		/* at k, or where the terms have vanished below a sum short of 1 - alpha */
+		if (c + 1 >= k || (p == 0 && (double) c > lambda))
 			return k;
 	}
 	return Min(k, truncated ? c + 1 : c + 2);
@@ -2819,6 +2830,8 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
 		3.0 * max_distinct * sizeof(int32) +
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
+	if (lat->has_average_risk)
+		bytes += (double) Max(lat->nrows, 1) * 2 * sizeof(int64);
 	CheckLatticeMemory(bytes, lat->funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
 	AllocateNodeArrays(lat, work, nslots);
