@@ -574,7 +574,8 @@ ParseWeights(Lattice *lat, Jsonb *weights)
 
 /*
  * The loss metric's options: gs_factor in [0, 1] and weights, an object of
- * quasi-identifier columns to non-negative numbers (1 when missing), scaled
+ * quasi-identifier columns to non-negative numbers (0.5 for a column left
+ * out, ARX's default; all equal without weights), scaled
  * so that the largest is 1.  Either with another metric is an error.
  */
 static void
@@ -597,7 +598,7 @@ ParseLossOptions(Lattice *lat, FunctionCallInfo fcinfo)
 	lat->weight = palloc(sizeof(double) * lat->ncolumns);
 	lat->suppressed_covered = palloc0(sizeof(int64) * lat->ncolumns);
 	for (int c = 0; c < lat->ncolumns; c++)
-		lat->weight[c] = 1;
+		lat->weight[c] = has_weights ? 0.5 : 1;
 	if (has_weights)
 		ParseWeights(lat, PG_GETARG_JSONB_P(15));
 	for (int c = 0; c < lat->ncolumns; c++)

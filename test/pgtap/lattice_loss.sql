@@ -65,7 +65,8 @@ FROM arx_optima o, adult_h,
 						 CASE WHEN o.l_income > 1 THEN 'income' END, o.l_income,
 						 metric => o.metric,
 						 gs_factor => CASE WHEN o.metric = 'loss' THEN o.gs_factor ELSE 0.5 END,
-						 weights => CASE WHEN o.weights = 'age=2' THEN '{"age": 2}'::jsonb END) q
+						 						 -- ARX's run weighs age 2 and the others 1; a column left out weighs 0.5
+						 weights => CASE WHEN o.weights = 'age=2' THEN '{"age": 1}'::jsonb END) q
 WHERE q.best
 ORDER BY o.name;
 
