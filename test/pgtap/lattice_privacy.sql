@@ -50,22 +50,8 @@ INSERT INTO models VALUES
 
 CREATE TABLE arx (model text, levels integer[], anonymous_0 boolean, suppressed_0 bigint, loss_0 float8,
 				  anonymous_2 boolean, suppressed_2 bigint, loss_2 float8);
-CREATE TABLE arx_file (levels integer[], anonymous_0 boolean, suppressed_0 bigint, loss_0 float8,
-					   anonymous_2 boolean, suppressed_2 bigint, loss_2 float8);
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_avgrisk.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'avgrisk', * FROM arx_file; TRUNCATE arx_file;
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_kmap_poisson.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'kmap_poisson', * FROM arx_file; TRUNCATE arx_file;
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_kmap_ztpoisson.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'kmap_ztpoisson', * FROM arx_file; TRUNCATE arx_file;
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_basic_income.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'blikeness_basic_income', * FROM arx_file; TRUNCATE arx_file;
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_enhanced_income.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'blikeness_enhanced_income', * FROM arx_file; TRUNCATE arx_file;
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_basic_education.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'blikeness_basic_education', * FROM arx_file; TRUNCATE arx_file;
-\copy arx_file FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_blikeness_enhanced_education.csv' WITH (FORMAT csv, HEADER)
-INSERT INTO arx SELECT 'blikeness_enhanced_education', * FROM arx_file; TRUNCATE arx_file;
+-- each model's file, its header and comments dropped, each row led by the model's name
+\copy arx FROM PROGRAM 'for m in avgrisk kmap_poisson kmap_ztpoisson blikeness_basic_income blikeness_enhanced_income blikeness_basic_education blikeness_enhanced_education; do grep -v "^#" test/reference/arx_adult_$m.csv | tail -n +2 | sed "s/^/$m,/"; done' WITH (FORMAT csv)
 
 -- every node of every model at 0 % and 2 %, k = 1 (ARX's runs add no k-anonymity)
 CREATE TABLE ours AS
