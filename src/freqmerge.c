@@ -7,8 +7,10 @@
  * are exactly those of an unbounded state.  A partition with more runs than
  * the merge's fan-in first merges runs into longer runs.  This file owns the
  * merge (MergeSources, a tree of MergeNodes), merging a sorted run into a
- * partition's array (MergeRun), reducing and adopting runs, and decoding a
- * received state's partitions into arrays (DecodePartitions).
+ * partition's array (MergeRun), reducing and adopting runs, decoding a
+ * received state's partitions into arrays (DecodePartitions), merging one
+ * state's arrays into another's (MergePartitionsOf), and streaming one
+ * partition of a state with its attached states and runs (StreamPartition).
  */
 #include "postgres.h"
 
@@ -459,4 +461,73 @@ DecodePartitions(FreqState *state)
 	state->singletons = in_memory.singletons;
 	ReleaseEncoded(state);
 	state->streamed = false;
+}
+
+/* Merge a sorted run into a partition's array, spilling first if it would not fit */
+static void
+MergeIntoPartition(FreqState *state, FreqPartition *partition,
+				   const CountedClass *run, int64 nrun)
+{
+	DecodePartitions(state);
+	SpillUntilFits(state, partition, nrun, 0);
+	MergeRun(state, partition, run, nrun);
+}
+
+/*
+ * Merge the arrays of a partitioned state (decoded, its buffers drained or
+ * sorted) into another's, partition by partition, without changing it: a
+ * lent state may be read by other aggregates still.
+ */
+void
+MergePartitionsOf(FreqState *into, const FreqState *from)
+{
+	if (Undecoded(from) || (from->unsettled && !from->buffers_sorted))
+		elog(ERROR, "qidrisk: merging a frequency state whose classes are not sorted");
+	for (int p = 0; p < PARTITIONS; p++)
+	{
+		const FreqPartition *partition = &from->parts[p];
+
+		CHECK_FOR_INTERRUPTS();
+		MergeIntoPartition(into, &into->parts[p], partition->classes, partition->nclasses);
+		if (from->unsettled && partition->nbuffered > 0)
+			MergeIntoPartition(into, &into->parts[p], partition->buffer, partition->nbuffered);
+	}
+}
+
+/*
+ * Stream partition p of a state through one k-way merge: its array, the
+ * attached states' arrays and sorted buffers (narrays inputs with its own
+ * array) and its file runs, merged into fewer runs first when there are more
+ * than the fan-in allows.  Counts the merged classes into counts and calls
+ * visit (if any) with each (StreamClasses' step).
+ */
+void
+StreamPartition(FreqState *state, int p, int narrays, FreqCounts *counts,
+				ClassVisitor visit, void *arg)
+{
+	FreqPartition *partition = &state->parts[p];
+	MergeSource *sources;
+	int			nsources = 0;
+	int			window_bytes;
+
+	CHECK_FOR_INTERRUPTS();
+	ReduceRuns(state, partition, MergeFanIn(state) - narrays);
+	window_bytes = WindowBytes(state, narrays + partition->nruns,
+							   FilesOfPartition(state, p));
+	sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
+	OpenPartitionSource(&sources[nsources++], state, p, window_bytes);
+	for (FreqState *source = state->attached; source != NULL;
+		 source = source->next_attached)
+	{
+		OpenPartitionSource(&sources[nsources++], source, p, window_bytes);
+		if (source->unsettled)
+			OpenArraySource(&sources[nsources++], source->parts[p].buffer,
+							source->parts[p].nbuffered);
+	}
+	for (int i = 0; i < partition->nruns; i++)
+		OpenRunSource(&sources[nsources++], &partition->runs[i]);
+	MergeSources(sources, nsources, counts, visit, arg);
+	for (int i = 0; i < nsources; i++)
+		CloseSource(&sources[i]);
+	pfree(sources);
 }

@@ -824,37 +824,6 @@ FreqStateSpilled(FreqState *state)
 	return false;
 }
 
-/* Merge a sorted run into a partition's array, spilling first if it would not fit */
-static void
-MergeIntoPartition(FreqState *state, FreqPartition *partition,
-				   const CountedClass *run, int64 nrun)
-{
-	DecodePartitions(state);
-	SpillUntilFits(state, partition, nrun, 0);
-	MergeRun(state, partition, run, nrun);
-}
-
-/*
- * Merge the arrays of a partitioned state (decoded, its buffers drained or
- * sorted) into another's, partition by partition, without changing it: a
- * lent state may be read by other aggregates still.
- */
-static void
-MergePartitionsOf(FreqState *into, const FreqState *from)
-{
-	if (Undecoded(from) || (from->unsettled && !from->buffers_sorted))
-		elog(ERROR, "qidrisk: merging a frequency state whose classes are not sorted");
-	for (int p = 0; p < PARTITIONS; p++)
-	{
-		const FreqPartition *partition = &from->parts[p];
-
-		CHECK_FOR_INTERRUPTS();
-		MergeIntoPartition(into, &into->parts[p], partition->classes, partition->nclasses);
-		if (from->unsettled && partition->nbuffered > 0)
-			MergeIntoPartition(into, &into->parts[p], partition->buffer, partition->nbuffered);
-	}
-}
-
 /*
  * Combining partitioned states that are ours to keep (deserialized ones)
  * only attaches them; the final function then reads all of them in one
@@ -931,33 +900,7 @@ StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 			AdoptRuns(state, source);
 
 	for (int p = 0; p < PARTITIONS; p++)
-	{
-		FreqPartition *partition = &state->parts[p];
-		MergeSource *sources;
-		int			nsources = 0;
-		int			window_bytes;
-
-		CHECK_FOR_INTERRUPTS();
-		ReduceRuns(state, partition, MergeFanIn(state) - narrays);
-		window_bytes = WindowBytes(state, narrays + partition->nruns,
-								   FilesOfPartition(state, p));
-		sources = palloc((narrays + partition->nruns) * sizeof(MergeSource));
-		OpenPartitionSource(&sources[nsources++], state, p, window_bytes);
-		for (FreqState *source = state->attached; source != NULL;
-			 source = source->next_attached)
-		{
-			OpenPartitionSource(&sources[nsources++], source, p, window_bytes);
-			if (source->unsettled)
-				OpenArraySource(&sources[nsources++], source->parts[p].buffer,
-								source->parts[p].nbuffered);
-		}
-		for (int i = 0; i < partition->nruns; i++)
-			OpenRunSource(&sources[nsources++], &partition->runs[i]);
-		MergeSources(sources, nsources, &counts, visit, arg);
-		for (int i = 0; i < nsources; i++)
-			CloseSource(&sources[i]);
-		pfree(sources);
-	}
+		StreamPartition(state, p, narrays, &counts, visit, arg);
 	state->streamed_rows = counts.rows;
 	state->streamed_classes = counts.classes;
 	state->streamed_singletons = counts.singletons;

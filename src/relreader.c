@@ -554,6 +554,239 @@ EncodeQuery(QidRelation *rel, const QidEncodeOptions *options)
 	return query.data;
 }
 
+/* What QidEncodeRelation's steps share while it reads */
+typedef struct EncodeReader
+{
+	QidRelation *rel;
+	const QidEncodeOptions *options;
+	const char *funcname;
+	MemoryContext caller;		/* where the result lives */
+	MemoryContext work;			/* the dictionaries, while encoding */
+	MemoryContext batch;		/* one fetched batch's deformed values */
+	QidEncoded *enc;
+	EncodeColumn *columns;
+	codehash_hash **tables;
+	Datum	   *row_values;
+	bool	   *row_nulls;
+	int			key_column;		/* the key's column in a row, or -1 */
+	int64		capacity;		/* rows the code arrays can hold */
+	int64		max_rows;
+	double		key_bytes;		/* the keys' text, for the budget */
+} EncodeReader;
+
+/* The result's names and arrays, and the working memory, in the caller's context */
+static void
+EncodeReaderInit(EncodeReader *reader, QidRelation *rel, const QidEncodeOptions *options,
+				 const char *funcname)
+{
+	int			ncolumns = rel->ncolumns;
+	int			extra = 0;
+	QidEncoded *enc;
+
+	memset(reader, 0, sizeof(EncodeReader));
+	reader->rel = rel;
+	reader->options = options;
+	reader->funcname = funcname;
+	reader->caller = CurrentMemoryContext;
+	reader->key_column = -1;
+	reader->max_rows = options->max_rows > 0 ? options->max_rows : PG_INT32_MAX - 2;
+
+	enc = palloc0(sizeof(QidEncoded));
+	enc->ncolumns = ncolumns;
+	enc->names = palloc(sizeof(char *) * Max(ncolumns, 1));
+	enc->codes = palloc0(sizeof(int32 *) * Max(ncolumns, 1));
+	enc->ndistinct = palloc0(sizeof(int32) * Max(ncolumns, 1));
+	for (int i = 0; i < ncolumns; i++)
+		enc->names[i] = pstrdup(rel->names[i]);
+	reader->enc = enc;
+
+	/* dictionaries live only while encoding */
+	reader->work = AllocSetContextCreate(reader->caller, "qidrisk encoding",
+										 ALLOCSET_DEFAULT_SIZES);
+	reader->batch = AllocSetContextCreate(reader->work, "qidrisk encoding batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	reader->columns = MemoryContextAllocZero(reader->work,
+											 sizeof(EncodeColumn) * Max(ncolumns, 1));
+	reader->tables = MemoryContextAllocZero(reader->work,
+											sizeof(codehash_hash *) * Max(ncolumns, 1));
+	reader->row_values = MemoryContextAlloc(reader->work, sizeof(Datum) * (ncolumns + 2));
+	reader->row_nulls = MemoryContextAlloc(reader->work, sizeof(bool) * (ncolumns + 2));
+	if (options->drop_incomplete)
+		extra++;
+	if (options->keys)
+		reader->key_column = ncolumns + extra++;
+}
+
+/* Connect to SPI and open the reading query's cursor under the relation's snapshot */
+static Portal
+EncodeCursorOpen(EncodeReader *reader)
+{
+	char	   *query = EncodeQuery(reader->rel, reader->options);
+	SPIPlanPtr	plan;
+	Portal		portal;
+	bool		pushed;
+	int			ret;
+
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
+			 SPI_result_code_string(SPI_result));
+	/* the portal keeps the snapshot it opens with */
+	pushed = QidReadSnapshotPush(reader->rel, NULL);
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	if (pushed)
+		PopActiveSnapshot();
+	return portal;
+}
+
+/* Each column's encoder and dictionary, for the types the executed query has */
+static void
+EncodeColumnsInit(EncodeReader *reader, TupleDesc desc)
+{
+	MemoryContext old;
+
+	QidRelationCheckResult(reader->rel, desc, 0, reader->rel->ncolumns, reader->funcname);
+	old = MemoryContextSwitchTo(reader->work);
+	for (int i = 0; i < reader->rel->ncolumns; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		EncodeColumnInit(&reader->columns[i], att->atttypid, att->attcollation,
+						 reader->rel->names[i], reader->options->rank, reader->funcname);
+		reader->tables[i] = codehash_create(reader->work, 256, &reader->columns[i]);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Room for nfetched more rows: the row limit, then the code (and key) arrays grown */
+static void
+EncodeReserve(EncodeReader *reader, uint64 nfetched)
+{
+	const QidEncodeOptions *options = reader->options;
+	QidEncoded *enc = reader->enc;
+	int64		needed = enc->nrows + (int64) nfetched;
+	int64		newcap;
+
+	if (needed > reader->max_rows)
+	{
+		/* the caller may say why it limits the rows */
+		if (options->too_many_rows != NULL)
+			options->too_many_rows(needed, options->too_many_rows_arg);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s handles at most " INT64_FORMAT " rows",
+						reader->funcname, reader->max_rows)));
+	}
+	if (needed <= reader->capacity)
+		return;
+
+	newcap = Max(reader->capacity * 2, needed);
+	newcap = Max(newcap, 1024);
+	newcap = Min(newcap, reader->max_rows);
+	QidCheckSearchMemory((double) newcap * (sizeof(int32) * enc->ncolumns +
+											(options->keys ? sizeof(char *) : 0)) +
+						 reader->key_bytes, reader->funcname, "The encoded columns");
+	for (int i = 0; i < enc->ncolumns; i++)
+	{
+		if (enc->codes[i] == NULL)
+			enc->codes[i] = MemoryContextAllocHuge(reader->caller, newcap * sizeof(int32));
+		else
+			enc->codes[i] = repalloc_huge(enc->codes[i], newcap * sizeof(int32));
+	}
+	if (options->keys)
+		enc->keys = enc->keys == NULL ?
+			MemoryContextAllocHuge(reader->caller, newcap * sizeof(char *)) :
+			repalloc_huge(enc->keys, newcap * sizeof(char *));
+	reader->capacity = newcap;
+}
+
+/* Encode one fetched row (or count it dropped) */
+static void
+EncodeRow(EncodeReader *reader, HeapTuple tuple, TupleDesc desc)
+{
+	QidEncoded *enc = reader->enc;
+	int			ncolumns = enc->ncolumns;
+	MemoryContext old;
+	bool		isnull;
+
+	if (reader->options->drop_incomplete)
+	{
+		Datum		incomplete = heap_getattr(tuple, ncolumns + 1, desc, &isnull);
+
+		if (!isnull && DatumGetBool(incomplete))
+		{
+			enc->dropped++;
+			return;
+		}
+	}
+
+	old = MemoryContextSwitchTo(reader->batch);
+	heap_deform_tuple(tuple, desc, reader->row_values, reader->row_nulls);
+	for (int i = 0; i < ncolumns; i++)
+		enc->codes[i][enc->nrows] = EncodeValue(&reader->columns[i], reader->tables[i],
+												reader->work, reader->row_values[i],
+												reader->row_nulls[i]);
+	MemoryContextSwitchTo(old);
+	if (reader->key_column >= 0)
+	{
+		char	   *key = NULL;
+
+		if (!reader->row_nulls[reader->key_column])
+		{
+			old = MemoryContextSwitchTo(reader->caller);
+			key = TextDatumGetCString(reader->row_values[reader->key_column]);
+			MemoryContextSwitchTo(old);
+			reader->key_bytes += strlen(key) + 1;
+		}
+		enc->keys[enc->nrows] = key;
+	}
+	enc->nrows++;
+}
+
+/* The code arrays, the keys and the dictionaries count against the budget */
+static void
+EncodeCheckMemory(EncodeReader *reader)
+{
+	int			ncolumns = reader->enc->ncolumns;
+	double		bytes = (double) reader->capacity * sizeof(int32) * ncolumns + reader->key_bytes;
+
+	for (int i = 0; i < ncolumns; i++)
+		bytes += (double) reader->tables[i]->size * sizeof(CodeEntry) +
+			reader->columns[i].value_bytes +
+			(double) reader->columns[i].capacity * sizeof(ValueCount);
+	QidCheckSearchMemory(bytes, reader->funcname, "The encoded columns and their dictionaries");
+}
+
+/* Fetch and encode the cursor's rows, a batch at a time */
+static void
+EncodeRows(EncodeReader *reader, Portal portal)
+{
+	for (;;)
+	{
+		SPITupleTable *tuptable;
+		uint64		nfetched;
+
+		SPI_cursor_fetch(portal, true, FETCH_BATCH);
+		nfetched = SPI_processed;
+		tuptable = SPI_tuptable;
+		if (nfetched == 0)
+			break;
+
+		EncodeReserve(reader, nfetched);
+		for (uint64 r = 0; r < nfetched; r++)
+		{
+			if ((r & 0x3FF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			EncodeRow(reader, tuptable->vals[r], tuptable->tupdesc);
+		}
+		SPI_freetuptable(tuptable);
+		MemoryContextReset(reader->batch);
+		EncodeCheckMemory(reader);
+	}
+}
+
 /*
  * Read the chosen columns of a locked relation once and dictionary-encode
  * them.  The columns must be distinct.  With drop_incomplete, rows with a
@@ -566,187 +799,27 @@ EncodeQuery(QidRelation *rel, const QidEncodeOptions *options)
 QidEncoded *
 QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char *funcname)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext work;
-	MemoryContext batch;
+	EncodeReader reader;
 	QidEncoded *enc;
-	EncodeColumn *columns;
-	codehash_hash **tables;
-	Datum	   *row_values;
-	bool	   *row_nulls;
-	char	   *query;
-	SPIPlanPtr	plan;
 	Portal		portal;
-	int			ncolumns = rel->ncolumns;
-	int			extra = 0;
-	int			key_column = -1;
-	int64		capacity = 0;
-	int64		max_rows = options->max_rows > 0 ? options->max_rows : PG_INT32_MAX - 2;
-	double		key_bytes = 0;
-	bool		pushed;
-	int			ret;
 
-	enc = palloc0(sizeof(QidEncoded));
-	enc->ncolumns = ncolumns;
-	enc->names = palloc(sizeof(char *) * Max(ncolumns, 1));
-	enc->codes = palloc0(sizeof(int32 *) * Max(ncolumns, 1));
-	enc->ndistinct = palloc0(sizeof(int32) * Max(ncolumns, 1));
-	for (int i = 0; i < ncolumns; i++)
-		enc->names[i] = pstrdup(rel->names[i]);
-
-	/* dictionaries live only while encoding */
-	work = AllocSetContextCreate(caller, "qidrisk encoding", ALLOCSET_DEFAULT_SIZES);
-	batch = AllocSetContextCreate(work, "qidrisk encoding batch", ALLOCSET_DEFAULT_SIZES);
-	columns = MemoryContextAllocZero(work, sizeof(EncodeColumn) * Max(ncolumns, 1));
-	tables = MemoryContextAllocZero(work, sizeof(codehash_hash *) * Max(ncolumns, 1));
-	row_values = MemoryContextAlloc(work, sizeof(Datum) * (ncolumns + 2));
-	row_nulls = MemoryContextAlloc(work, sizeof(bool) * (ncolumns + 2));
-	if (options->drop_incomplete)
-		extra++;
-	if (options->keys)
-		key_column = ncolumns + extra++;
-	query = EncodeQuery(rel, options);
-
-	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
-			 SPI_result_code_string(SPI_result));
-	/* the portal keeps the snapshot it opens with */
-	pushed = QidReadSnapshotPush(rel, NULL);
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	if (pushed)
-		PopActiveSnapshot();
-
-	/* types and collations as the executed query has them */
-	QidRelationCheckResult(rel, portal->tupDesc, 0, ncolumns, funcname);
-	{
-		MemoryContext old = MemoryContextSwitchTo(work);
-
-		for (int i = 0; i < ncolumns; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
-
-			EncodeColumnInit(&columns[i], att->atttypid, att->attcollation,
-							 rel->names[i], options->rank, funcname);
-			tables[i] = codehash_create(work, 256, &columns[i]);
-		}
-		MemoryContextSwitchTo(old);
-	}
-
-	for (;;)
-	{
-		SPITupleTable *tuptable;
-		TupleDesc	desc;
-		uint64		nfetched;
-		MemoryContext old;
-
-		SPI_cursor_fetch(portal, true, FETCH_BATCH);
-		nfetched = SPI_processed;
-		tuptable = SPI_tuptable;
-		if (nfetched == 0)
-			break;
-		desc = tuptable->tupdesc;
-
-		if (enc->nrows + (int64) nfetched > max_rows)
-		{
-			/* the caller may say why it limits the rows */
-			if (options->too_many_rows != NULL)
-				options->too_many_rows(enc->nrows + (int64) nfetched, options->too_many_rows_arg);
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("%s handles at most " INT64_FORMAT " rows", funcname, max_rows)));
-		}
-
-		/* grow the code arrays */
-		if (enc->nrows + (int64) nfetched > capacity)
-		{
-			int64		newcap = Max(capacity * 2, enc->nrows + (int64) nfetched);
-
-			newcap = Max(newcap, 1024);
-			newcap = Min(newcap, max_rows);
-			QidCheckSearchMemory((double) newcap * (sizeof(int32) * ncolumns +
-													(options->keys ? sizeof(char *) : 0)) +
-								 key_bytes, funcname, "The encoded columns");
-			for (int i = 0; i < ncolumns; i++)
-			{
-				if (enc->codes[i] == NULL)
-					enc->codes[i] = MemoryContextAllocHuge(caller, newcap * sizeof(int32));
-				else
-					enc->codes[i] = repalloc_huge(enc->codes[i], newcap * sizeof(int32));
-			}
-			if (options->keys)
-				enc->keys = enc->keys == NULL ?
-					MemoryContextAllocHuge(caller, newcap * sizeof(char *)) :
-					repalloc_huge(enc->keys, newcap * sizeof(char *));
-			capacity = newcap;
-		}
-
-		for (uint64 r = 0; r < nfetched; r++)
-		{
-			HeapTuple	tuple = tuptable->vals[r];
-			bool		isnull;
-
-			if ((r & 0x3FF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (options->drop_incomplete)
-			{
-				Datum		incomplete = heap_getattr(tuple, ncolumns + 1, desc, &isnull);
-
-				if (!isnull && DatumGetBool(incomplete))
-				{
-					enc->dropped++;
-					continue;
-				}
-			}
-
-			old = MemoryContextSwitchTo(batch);
-			heap_deform_tuple(tuple, desc, row_values, row_nulls);
-			for (int i = 0; i < ncolumns; i++)
-				enc->codes[i][enc->nrows] = EncodeValue(&columns[i], tables[i], work,
-														row_values[i], row_nulls[i]);
-			MemoryContextSwitchTo(old);
-			if (key_column >= 0)
-			{
-				char	   *key = NULL;
-
-				if (!row_nulls[key_column])
-				{
-					old = MemoryContextSwitchTo(caller);
-					key = TextDatumGetCString(row_values[key_column]);
-					MemoryContextSwitchTo(old);
-					key_bytes += strlen(key) + 1;
-				}
-				enc->keys[enc->nrows] = key;
-			}
-			enc->nrows++;
-		}
-		SPI_freetuptable(tuptable);
-		MemoryContextReset(batch);
-
-		/* the dictionaries count against the budget too */
-		{
-			double		bytes = (double) capacity * sizeof(int32) * ncolumns + key_bytes;
-
-			for (int i = 0; i < ncolumns; i++)
-				bytes += (double) tables[i]->size * sizeof(CodeEntry) + columns[i].value_bytes +
-					(double) columns[i].capacity * sizeof(ValueCount);
-			QidCheckSearchMemory(bytes, funcname, "The encoded columns and their dictionaries");
-		}
-	}
+	EncodeReaderInit(&reader, rel, options, funcname);
+	enc = reader.enc;
+	portal = EncodeCursorOpen(&reader);
+	EncodeColumnsInit(&reader, portal->tupDesc);
+	EncodeRows(&reader, portal);
 	SPI_cursor_close(portal);
 	SPI_finish();
 
-	for (int i = 0; i < ncolumns; i++)
+	for (int i = 0; i < rel->ncolumns; i++)
 	{
-		enc->ndistinct[i] = columns[i].ndistinct;
+		enc->ndistinct[i] = reader.columns[i].ndistinct;
 		if (enc->codes[i] == NULL)
 			enc->codes[i] = palloc(sizeof(int32));
 		else if (options->rank)
-			RankCodes(&columns[i], enc->codes[i], enc->nrows);
+			RankCodes(&reader.columns[i], enc->codes[i], enc->nrows);
 	}
-	enc->memory = (Size) capacity * sizeof(int32) * ncolumns;
-	MemoryContextDelete(work);
+	enc->memory = (Size) reader.capacity * sizeof(int32) * rel->ncolumns;
+	MemoryContextDelete(reader.work);
 	return enc;
 }
