@@ -29,6 +29,13 @@
  * k-anonymity", 2012): nodes in order of height, from each untagged node a
  * path upwards through untagged nodes, binary search on the path, tagging
  * the closures of every node checked.  Otherwise every node is evaluated.
+ *
+ * The privacy argument's models: k-map estimated is k'-anonymity, monotone
+ * always; beta-likeness bounds each class's shares and average risk the
+ * kept classes per kept row, both monotone without suppression (a union of
+ * classes averages their shares and raises the average size); population
+ * uniqueness's estimates can rise as classes merge, so with it every node is
+ * evaluated.
  */
 #include "postgres.h"
 
