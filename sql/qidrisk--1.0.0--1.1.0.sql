@@ -222,6 +222,14 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION qidrisk_internal.qidrisk_privacy_class_size(jsonb, integer, bigint) IS
 'internal to qid_anonymize_into: the least class size k and the privacy models of qid_lattice need over that many rows';
 
+-- how many of the smallest classes population uniqueness suppresses, for qidrisk_anonymize
+CREATE FUNCTION qidrisk_internal.qidrisk_privacy_uniques_prefix(privacy jsonb, sizes bigint[], rows bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'qidrisk_privacy_uniques_prefix'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_privacy_uniques_prefix(jsonb, bigint[], bigint) IS
+'internal to qid_anonymize_into: how many of the smallest classes (sizes ascending) the population_uniqueness model of qid_lattice suppresses in a table of that many rows';
+
 -- qidrisk_anonymize as in 1.0.0, passing search, gs_factor, weights and privacy on to qid_lattice
 CREATE FUNCTION qidrisk_internal.qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
 								  k integer, max_suppressed double precision, sensitive_column text,
@@ -281,6 +289,9 @@ DECLARE
 	star_col boolean;
 	climbed integer[] := '{}';
 	j integer;
+	pu_prefix bigint;
+	fr double precision;
+	fb boolean;
 BEGIN
 	IF release IS NULL OR suppression IS NULL OR local_recoding IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize_into needs a release table name, a suppression mode and local_recoding'
@@ -297,6 +308,12 @@ BEGIN
 				  HINT = 'qid_anonymize_into writes only into a new table; pick another name or drop it.';
 	END IF;
 	star := suppression = 'star';
+	-- as ARX, no local recoding under population uniqueness: its estimate judges the whole release
+	IF local_recoding AND privacy ? 'population_uniqueness' THEN
+		RAISE EXCEPTION 'qid_anonymize_into: local_recoding does not support population_uniqueness'
+			USING ERRCODE = 'feature_not_supported',
+				  HINT = 'Use local_recoding => false: suppression removes the classes the model needs gone.';
+	END IF;
 	-- the caller's empty object arrives as NULL
 	hierarchies := coalesce(hierarchies, '{}');
 	SELECT q.levels, q.loss INTO lv, best_loss
@@ -412,6 +429,20 @@ BEGIN
 					  WHERE qidrisk_keep GROUP BY 1) k
 				WINDOW o AS (ORDER BY size, key)) r
 			  WHERE (nc - rn + 1)::float8 > (privacy #>> '{average_risk,max}')::float8 * (nr - before)::float8) x
+		WHERE w.qidrisk_key = x.key;
+	END IF;
+	-- population uniqueness: the smallest kept classes qid_lattice suppresses (ARX's search)
+	IF privacy ? 'population_uniqueness' THEN
+		EXECUTE format('SELECT count(*) FROM %s', rel) INTO n_rows;
+		SELECT qidrisk_internal.qidrisk_privacy_uniques_prefix(privacy, coalesce(array_agg(size ORDER BY size, key), '{}'), n_rows)
+		INTO pu_prefix
+		FROM (SELECT qidrisk_key AS key, count(*) AS size FROM pg_temp.qidrisk_anonymize_work
+			  WHERE qidrisk_keep GROUP BY 1) k;
+		UPDATE pg_temp.qidrisk_anonymize_work w SET qidrisk_keep = false
+		FROM (SELECT key FROM (
+				SELECT qidrisk_key AS key, row_number() OVER (ORDER BY count(*), qidrisk_key) AS rn
+				FROM pg_temp.qidrisk_anonymize_work WHERE qidrisk_keep GROUP BY 1) r
+			  WHERE rn <= pu_prefix) x
 		WHERE w.qidrisk_key = x.key;
 	END IF;
 	SELECT count(*) INTO n_failing FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep;
@@ -572,15 +603,35 @@ BEGIN
 		-- t is measured against the source's distribution, suppressed rows included
 		EXECUTE format('WITH src AS (SELECT qidrisk_internal.qid_key(%s) AS qidrisk_key, %I AS qidrisk_s FROM %s %s
 									 UNION ALL SELECT NULL, qidrisk_s FROM qidrisk_anonymize_work WHERE NOT qidrisk_keep), %s
-						SELECT min(qidrisk_distinct), max(CASE WHEN %L THEN qidrisk_tord ELSE qidrisk_teq END)
+						SELECT min(qidrisk_distinct), max(CASE WHEN %L THEN qidrisk_tord ELSE qidrisk_teq END),
+							   bool_and(qidrisk_beta)
 						FROM cls JOIN ord USING (key)',
 					   qcols, sensitive_column, release,
 					   CASE WHEN star THEN 'WHERE NOT (' ||
 							(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
 					   ELSE '' END, chain, ordered)
-		INTO fl, ft;
+		INTO fl, ft, fb;
+		IF privacy ? 'beta_likeness' AND n_released > 0 AND NOT fb THEN
+			RAISE EXCEPTION 'qid_anonymize_into: a class of the written release % is not beta-like', release
+				USING ERRCODE = 'internal_error';
+		END IF;
 		IF t IS NULL THEN
 			ft := NULL;
+		END IF;
+	END IF;
+	-- the release's own classes against average risk and population uniqueness
+	IF n_released > 0 AND (privacy ? 'average_risk' OR privacy ? 'population_uniqueness') THEN
+		EXECUTE format('SELECT count(*)::float8 / sum(size), qidrisk_internal.qidrisk_privacy_uniques_prefix(%L, array_agg(size ORDER BY size), %s)
+						FROM (SELECT count(*) AS size FROM %s %s GROUP BY %s) c',
+					   privacy, coalesce(n_rows, n_released + n_suppressed), release,
+					   CASE WHEN star THEN 'WHERE NOT (' ||
+							(SELECT string_agg(format('%I IS NOT DISTINCT FROM ''*''', q), ' AND ') FROM unnest(qid) q) || ')'
+					   ELSE '' END, qcols)
+		INTO fr, pu_prefix;
+		IF fr > (privacy #>> '{average_risk,max}')::float8 OR pu_prefix > 0 THEN
+			RAISE EXCEPTION 'qid_anonymize_into: the written release % has an average risk of % and % classes too many for population uniqueness',
+				release, fr, pu_prefix
+				USING ERRCODE = 'internal_error';
 		END IF;
 	END IF;
 	DROP TABLE qidrisk_anonymize_work;

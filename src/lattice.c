@@ -29,6 +29,13 @@
  * k-anonymity", 2012): nodes in order of height, from each untagged node a
  * path upwards through untagged nodes, binary search on the path, tagging
  * the closures of every node checked.  Otherwise every node is evaluated.
+ *
+ * The privacy argument's models: k-map estimated is k'-anonymity, monotone
+ * always; beta-likeness bounds each class's shares and average risk the
+ * kept classes per kept row, both monotone without suppression (a union of
+ * classes averages their shares and raises the average size); population
+ * uniqueness's estimates can rise as classes merge, so with it every node is
+ * evaluated.
  */
 #include "postgres.h"
 
@@ -62,11 +69,13 @@
 #include "compat.h"
 #include "diversity.h"
 #include "hashkey.h"
+#include "popunique.h"
 #include "qidrisk.h"
 #include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
 PG_FUNCTION_INFO_V1(qidrisk_privacy_class_size);
+PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
 
 /* Rows fetched from the cursor at a time */
 #define LATTICE_FETCH_BATCH 10000
@@ -262,7 +271,14 @@ typedef struct Lattice
 	int64		kmap_k;			/* k-map estimated: the class size it needs (0 without) */
 	bool		has_average_risk;	/* a ceiling on the average prosecutor risk */
 	double		average_risk;
-	int64	   *kept_classes;	/* (size, first item) per kept class, for it */
+	int64	   *kept_classes;	/* (size, first item) per kept class, for it and population uniqueness */
+	bool		has_pu;			/* a ceiling on the population uniques' share */
+	double		pu_max;
+	double		pu_fraction;
+	int			pu_model;		/* popunique.c's model index */
+	double		pu_population;	/* rows / sampling fraction, rounded */
+	int64	   *pu_sizes;		/* a class-size profile being estimated */
+	int64	   *pu_counts;
 	bool		has_beta;		/* beta-likeness */
 	double		beta;
 	bool		beta_enhanced;
@@ -728,8 +744,8 @@ KMapClassSize(int64 k, double fraction, bool truncated, double alpha)
 
 /*
  * The privacy object: {"k_map": {"k", "sampling_fraction", "estimator",
- * "significance"}, "average_risk": {"max"}, "beta_likeness": {"beta",
- * "variant"}}
+ * "significance"}, "average_risk": {"max"}, "population_uniqueness": {"max",
+ * "sampling_fraction", "model"}, "beta_likeness": {"beta", "variant"}}
  */
 static void
 ParsePrivacy(Lattice *lat, Jsonb *privacy)
@@ -738,6 +754,8 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 	static const char *const estimators[] = {"poisson", "zero_truncated_poisson"};
 	static const char *const beta_keys[] = {"beta", "variant"};
 	static const char *const risk_keys[] = {"max"};
+	static const char *const pu_keys[] = {"max", "sampling_fraction", "model"};
+	static const char *const pu_models[] = {"pitman", "zayatz", "snb", "dankar"};
 	static const char *const variants[] = {"basic", "enhanced"};
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -785,6 +803,19 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 			if (!(lat->average_risk > 0 && lat->average_risk <= 1))
 				PrivacyInvalid(lat, model, "\"max\" must lie in (0, 1]");
 		}
+		else if (strcmp(model, "population_uniqueness") == 0)
+		{
+			PrivacyCheckKeys(lat, obj, model, pu_keys, 3);
+			lat->has_pu = true;
+			lat->pu_max = PrivacyNumber(lat, obj, model, "max", true, 0);
+			lat->pu_fraction = PrivacyNumber(lat, obj, model, "sampling_fraction", true, 0);
+			/* ARX's default model is Dankar et al.'s rule */
+			lat->pu_model = QidPopulationModel(pu_models[PrivacyChoice(lat, obj, model, "model", pu_models, 4, 3)]);
+			if (!(lat->pu_max > 0 && lat->pu_max <= 1))
+				PrivacyInvalid(lat, model, "\"max\" must lie in (0, 1]");
+			if (!(lat->pu_fraction > 0 && lat->pu_fraction <= 1))
+				PrivacyInvalid(lat, model, "\"sampling_fraction\" must lie in (0, 1]");
+		}
 		else if (strcmp(model, "beta_likeness") == 0)
 		{
 			PrivacyCheckKeys(lat, obj, model, beta_keys, 2);
@@ -798,7 +829,7 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: unknown privacy model \"%s\"", lat->funcname, model),
-					 errhint("The privacy models are k_map, average_risk and beta_likeness.")));
+					 errhint("The privacy models are k_map, average_risk, population_uniqueness and beta_likeness.")));
 	}
 }
 
@@ -1868,32 +1899,98 @@ CompareKeptClasses(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* Suppress the kept class kept[j] ((size, first item) pairs) */
+static void
+SuppressKept(Lattice *lat, const NodeItems *s, const int32 *levels, const int64 *kept,
+			 int64 j, NodeTally *tally)
+{
+	int64		size = kept[2 * j];
+
+	SuppressClass(lat, s, (int32) kept[2 * j + 1], size, levels, tally);
+	tally->kept--;
+	tally->kept_rows -= size;
+	tally->dm -= (double) size * (double) size;
+}
+
 /*
  * The average risk ceiling (ARX's AverageReidentificationRisk): the kept
  * classes per kept row, a prosecutor's average risk, at most the ceiling;
  * else the smallest kept classes are suppressed, fewest first, until it is
  * (removing the smallest classes only raises the average size).  kept holds
- * (size, first item) per kept class.
+ * (size, first item) per kept class, ascending; returns the classes suppressed.
  */
-static void
-EnforceAverageRisk(Lattice *lat, const NodeItems *s, const int32 *levels, int64 *kept,
+static int64
+EnforceAverageRisk(Lattice *lat, const NodeItems *s, const int32 *levels, const int64 *kept,
 				   NodeTally *tally)
 {
 	int64		n = tally->kept;
+	int64		j = 0;
 
-	if (n == 0 || (double) tally->kept <= lat->average_risk * (double) tally->kept_rows)
-		return;
-	qsort(kept, n, 2 * sizeof(int64), CompareKeptClasses);
-	for (int64 j = 0; j < n && tally->kept > 0 &&
-		 (double) tally->kept > lat->average_risk * (double) tally->kept_rows; j++)
+	while (j < n && (double) tally->kept > lat->average_risk * (double) tally->kept_rows)
+		SuppressKept(lat, s, levels, kept, j++, tally);
+	return j;
+}
+
+/*
+ * Whether the kept classes (sizes kept[0], kept[2], ... ascending) but the
+ * first p meet the population uniqueness ceiling, as ARX decides it: met with
+ * no class left or no class of one row; else the model's estimate of
+ * population uniques over the population must be positive and at most the
+ * ceiling (a model without an estimate fails)
+ */
+static bool
+PopulationUniquenessMet(Lattice *lat, const int64 *kept, int64 p, int64 n)
+{
+	int			nsizes = 0;
+	double		uniques;
+
+	if (p >= n || kept[2 * p] > 1)
+		return true;
+	for (int64 j = p; j < n; j++)
 	{
-		int64		size = kept[2 * j];
-
-		SuppressClass(lat, s, (int32) kept[2 * j + 1], size, levels, tally);
-		tally->kept--;
-		tally->kept_rows -= size;
-		tally->dm -= (double) size * (double) size;
+		if (nsizes > 0 && lat->pu_sizes[nsizes - 1] == kept[2 * j])
+			lat->pu_counts[nsizes - 1]++;
+		else
+		{
+			lat->pu_sizes[nsizes] = kept[2 * j];
+			lat->pu_counts[nsizes++] = 1;
+		}
 	}
+	if (!QidPopulationUniques(lat->pu_sizes, lat->pu_counts, nsizes, lat->pu_population,
+							  lat->pu_model, &uniques))
+		return false;
+	return uniques > 0 && uniques / lat->pu_population <= lat->pu_max;
+}
+
+/*
+ * How many of the smallest kept classes population uniqueness suppresses:
+ * ARX's binary search over the prefix length (RiskBasedCriterion.enforce,
+ * without its early stop, which changes no verdict), step for step, since
+ * the estimate need not fall as classes go and a plain search would differ
+ */
+static int64
+PopulationUniquenessPrefix(Lattice *lat, const int64 *kept, int64 n)
+{
+	int64		low = 0;
+	int64		high = n - 1;
+	int64		mid;
+
+	if (PopulationUniquenessMet(lat, kept, 0, n))
+		return 0;
+	/* the first mid + 1 classes are suppressed throughout */
+	mid = (low + high) / 2;
+	while (low <= high)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (PopulationUniquenessMet(lat, kept, mid + 1, n))
+			high = mid - 1;
+		else
+			low = mid + 1;
+		mid = (low + high) / 2;
+	}
+	if (mid + 1 < n && !PopulationUniquenessMet(lat, kept, mid + 1, n))
+		return mid + 2;
+	return mid + 1;
 }
 
 /* Sizes of a node's classes, which pass the models, and what they add up to */
@@ -1901,7 +1998,7 @@ static void
 TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *tally)
 {
 	int32		b = 0;
-	int64	   *kept = lat->has_average_risk ? lat->kept_classes : NULL;
+	int64	   *kept = lat->kept_classes;
 
 	if (lat->metric == METRIC_LOSS)
 		memset(lat->suppressed_covered, 0, sizeof(int64) * lat->ncolumns);
@@ -1932,8 +2029,23 @@ TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *t
 		}
 		b = e;
 	}
-	if (kept != NULL)
-		EnforceAverageRisk(lat, s, levels, kept, tally);
+	if (kept != NULL && tally->kept > 0)
+	{
+		int64		first = 0;
+		int64		n;
+
+		qsort(kept, tally->kept, 2 * sizeof(int64), CompareKeptClasses);
+		if (lat->has_average_risk)
+			first = EnforceAverageRisk(lat, s, levels, kept, tally);
+		n = first + tally->kept;
+		if (lat->has_pu)
+		{
+			int64		p = PopulationUniquenessPrefix(lat, kept + 2 * first, n - first);
+
+			for (int64 j = first; j < first + p; j++)
+				SuppressKept(lat, s, levels, kept, j, tally);
+		}
+	}
 }
 
 /* Evaluate one node: its classes, suppressed rows and utility */
@@ -2831,8 +2943,8 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
 		3.0 * max_distinct * sizeof(int32) +
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
-	if (lat->has_average_risk)
-		bytes += (double) Max(lat->nrows, 1) * 2 * sizeof(int64);
+	if (lat->has_average_risk || lat->has_pu)
+		bytes += (double) Max(lat->nrows, 1) * (lat->has_pu ? 4 : 2) * sizeof(int64);
 	CheckLatticeMemory(bytes, lat->funcname, "The encoded columns, the evaluation buffers and the lattice");
 	lat->base_bytes = (Size) bytes;
 	AllocateNodeArrays(lat, work, nslots);
@@ -2866,12 +2978,22 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 		lat->cache_budget = budget > lat->base_bytes ? (budget - lat->base_bytes) / 2 : 0;
 	}
 
-	/* monotone unless suppression meets a model that merging classes can break */
-	lat->monotone = lat->max_suppressed_rows == 0 ||
-		((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t && !lat->has_beta &&
-		 !lat->has_average_risk);
-	if (lat->has_average_risk)
+	/*
+	 * monotone unless suppression meets a model that merging classes can
+	 * break; population uniqueness's estimates need not fall as classes merge
+	 */
+	lat->monotone = !lat->has_pu && (lat->max_suppressed_rows == 0 ||
+									 ((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t &&
+									  !lat->has_beta && !lat->has_average_risk));
+	if (lat->has_average_risk || lat->has_pu)
 		lat->kept_classes = MemoryContextAllocHuge(work, sizeof(int64) * 2 * Max(lat->nrows, 1));
+	if (lat->has_pu)
+	{
+		/* ARX's population: the table's rows over the sampling fraction, rounded */
+		lat->pu_population = Max(floor((double) lat->nrows / lat->pu_fraction + 0.5), 1.0);
+		lat->pu_sizes = MemoryContextAllocHuge(work, sizeof(int64) * Max(lat->nrows, 1));
+		lat->pu_counts = MemoryContextAllocHuge(work, sizeof(int64) * Max(lat->nrows, 1));
+	}
 
 	/* k-map's class size, at most the rows (ARX's bound) */
 	if (lat->kmap_k > 0)
@@ -3042,6 +3164,42 @@ qidrisk_privacy_class_size(PG_FUNCTION_ARGS)
 	if (lat.kmap_k > 0)
 		lat.k = Max(lat.k, Min(lat.kmap_k, Max(rows, 1)));
 	PG_RETURN_INT64(lat.k);
+}
+
+/*
+ * qidrisk_privacy_uniques_prefix(privacy, sizes, rows): how many of the
+ * classes of these sizes (ascending), smallest first, population uniqueness
+ * suppresses in a table of that many rows, as qid_lattice does (0 without it)
+ */
+Datum
+qidrisk_privacy_uniques_prefix(PG_FUNCTION_ARGS)
+{
+	Lattice		lat;
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+	int64		rows = PG_GETARG_INT64(2);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int64	   *kept;
+
+	memset(&lat, 0, sizeof(lat));
+	lat.funcname = "qid_anonymize_into";
+	ParsePrivacy(&lat, PG_GETARG_JSONB_P(0));
+	if (!lat.has_pu)
+		PG_RETURN_INT64(0);
+	deconstruct_array(arr, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+	kept = palloc(sizeof(int64) * 2 * Max(n, 1));
+	lat.pu_sizes = palloc(sizeof(int64) * Max(n, 1));
+	lat.pu_counts = palloc(sizeof(int64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		kept[2 * i] = nulls[i] ? 0 : DatumGetInt64(elems[i]);
+		kept[2 * i + 1] = i;
+		if (kept[2 * i] < 1 || (i > 0 && kept[2 * i] < kept[2 * i - 2]))
+			elog(ERROR, "qidrisk_privacy_uniques_prefix: class sizes must be positive and ascending");
+	}
+	lat.pu_population = Max(floor((double) rows / lat.pu_fraction + 0.5), 1.0);
+	PG_RETURN_INT64(PopulationUniquenessPrefix(&lat, kept, n));
 }
 
 PG_FUNCTION_INFO_V1(qidrisk_qualified_table);

@@ -43,6 +43,7 @@
 #include "utils/float.h"
 
 #include "compat.h"
+#include "popunique.h"
 #include "qidrisk.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_population_uniqueness);
@@ -806,6 +807,51 @@ Estimate(const FreqOfFreq *fof, PopEstimate *all, PopModel model)
 		est->note = psprintf("the estimate is not a finite number (%g)", est->uniques);
 	}
 	return est;
+}
+
+/*
+ * The population uniques of one model (QidPopulationModel's index) for a
+ * class-size profile, sizes ascending and counts, of a sample from a
+ * population of the given size; false when the model has no estimate.
+ * qid_lattice's population_uniqueness criterion.
+ */
+bool
+QidPopulationUniques(const int64 *sizes, const int64 *counts, int nsizes,
+					 double population, int model, double *uniques)
+{
+	FreqOfFreq	fof;
+	PopEstimate all[POP_MODELS];
+	PopEstimate *est;
+
+	memset(&fof, 0, sizeof(fof));
+	fof.nsizes = nsizes;
+	fof.sizes = (int64 *) sizes;
+	fof.counts = (int64 *) counts;
+	for (int k = 0; k < nsizes; k++)
+	{
+		fof.rows += (double) sizes[k] * (double) counts[k];
+		fof.classes += (double) counts[k];
+		if (sizes[k] == 1)
+			fof.m1 = (double) counts[k];
+		if (sizes[k] == 2)
+			fof.m2 = (double) counts[k];
+	}
+	fof.population = population;
+	fof.fraction = Min(fof.rows / population, 1.0);
+	memset(all, 0, sizeof(all));
+	est = Estimate(&fof, all, (PopModel) model);
+	*uniques = est->uniques;
+	return est->available;
+}
+
+/* The index of a model's name for QidPopulationUniques, -1 when unknown */
+int
+QidPopulationModel(const char *name)
+{
+	for (int m = 0; m < POP_MODELS; m++)
+		if (strcmp(name, model_names[m]) == 0)
+			return m;
+	return -1;
 }
 
 /* ---- the SQL function ---- */

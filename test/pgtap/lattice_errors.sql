@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47 + 18 + 11 + 11 + 13);
+SELECT plan(47 + 18 + 11 + 11 + 13 + 7);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -212,6 +212,21 @@ SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy
 				 'qid_lattice: privacy model "average_risk": "max" must lie in (0, 1]', 'average_risk: a ceiling of 0');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"average_risk": {"max": "0.1"}}')$$, '22023',
 				 'qid_lattice: privacy model "average_risk": "max" must be a number, not a string', 'average_risk: a string');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"population_uniqueness": {"sampling_fraction": 0.1}}')$$, '22023',
+				 'qid_lattice: privacy model "population_uniqueness": needs "max"', 'population_uniqueness without max');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"population_uniqueness": {"max": 1.5, "sampling_fraction": 0.1}}')$$, '22023',
+				 'qid_lattice: privacy model "population_uniqueness": "max" must lie in (0, 1]', 'population_uniqueness: a ceiling above 1');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"population_uniqueness": {"max": 0.01}}')$$, '22023',
+				 'qid_lattice: privacy model "population_uniqueness": needs "sampling_fraction"', 'population_uniqueness without a sampling fraction');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"population_uniqueness": {"max": 0.01, "sampling_fraction": 1.2}}')$$, '22023',
+				 'qid_lattice: privacy model "population_uniqueness": "sampling_fraction" must lie in (0, 1]', 'population_uniqueness: a sampling fraction above 1');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"population_uniqueness": {"max": 0.01, "sampling_fraction": 0.1, "model": "all"}}')$$, '22023',
+				 'qid_lattice: privacy model "population_uniqueness": unknown model "all"', 'population_uniqueness: model all');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"population_uniqueness": {"max": 0.01, "sampling_fraction": 0.1, "population": "t"}}')$$, '22023',
+				 'qid_lattice: privacy model "population_uniqueness": unknown key "population"', 'population_uniqueness: an unknown key');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{}', 'people_pu', 2, local_recoding => true,
+													privacy => '{"population_uniqueness": {"max": 0.01, "sampling_fraction": 0.1}}')$$, '0A000',
+				 'qid_anonymize_into: local_recoding does not support population_uniqueness', 'qid_anonymize_into: local recoding under population uniqueness');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 0$$, '22023', NULL, 'a budget of 0 nodes');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 10000001$$, '22023', NULL,
 				 'a budget past the exact search''s 10,000,000 nodes');

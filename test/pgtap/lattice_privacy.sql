@@ -4,11 +4,16 @@
 --   * k_map estimated from a sampling fraction of 0.1 (Poisson and
 --     zero-truncated Poisson, significance 0.01), no k-anonymity beyond it;
 --   * average_risk, a ceiling of 0.05 on the prosecutor's average risk;
+--   * population_uniqueness with Zayatz's model, a ceiling of 0.01 on the
+--     population uniques' share, the population 32,561 / 0.1 rows (ARX's
+--     Pitman and SNB solvers differ from popunique.c's, docs/anonymize.md);
 --   * beta_likeness, basic and enhanced, beta = 1, on income (8 QIDs) and on
 --     education (the other 7 QIDs);
 -- each at 0 % and 2 % suppression: every node's verdict and suppressed rows
 -- equal ARX's, and the best node under metric 'loss' has ARX's optimum's
 -- value.  qid_anonymize_into's releases meet the models by plain-SQL checks.
+-- Average risk and population uniqueness (every model) on random tables:
+-- every node's suppressed rows and verdict by plain-SQL references.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
@@ -18,7 +23,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(7 * 2 * 3 + 6);
+SELECT plan(8 * 2 * 3 + 6 + 2 * 4 * 2 + 2);
 
 -- a schema of its own, so that an adult table elsewhere in the database does not matter
 CREATE SCHEMA lattice_privacy;
@@ -35,6 +40,8 @@ CREATE TABLE models (model text, qid text[], sensitive text, privacy jsonb);
 INSERT INTO models VALUES
 	('avgrisk', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
 	 '{"average_risk": {"max": 0.05}}'),
+	('pu_zayatz', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
+	 '{"population_uniqueness": {"max": 0.01, "sampling_fraction": 0.1, "model": "zayatz"}}'),
 	('kmap_poisson', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
 	 '{"k_map": {"k": 5, "sampling_fraction": 0.1, "estimator": "poisson", "significance": 0.01}}'),
 	('kmap_ztpoisson', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
@@ -51,7 +58,7 @@ INSERT INTO models VALUES
 CREATE TABLE arx (model text, levels integer[], anonymous_0 boolean, suppressed_0 bigint, loss_0 float8,
 				  anonymous_2 boolean, suppressed_2 bigint, loss_2 float8);
 -- each model's file, its header and comments dropped, each row led by the model's name
-\copy arx FROM PROGRAM 'for m in avgrisk kmap_poisson kmap_ztpoisson blikeness_basic_income blikeness_enhanced_income blikeness_basic_education blikeness_enhanced_education; do grep -v "^#" test/reference/arx_adult_$m.csv | tail -n +2 | sed "s/^/$m,/"; done' WITH (FORMAT csv)
+\copy arx FROM PROGRAM 'for m in avgrisk pu_zayatz kmap_poisson kmap_ztpoisson blikeness_basic_income blikeness_enhanced_income blikeness_basic_education blikeness_enhanced_education; do grep -v "^#" test/reference/arx_adult_$m.csv | tail -n +2 | sed "s/^/$m,/"; done' WITH (FORMAT csv)
 
 -- every node of every model at 0 % and 2 %, k = 1 (ARX's runs add no k-anonymity)
 CREATE TABLE ours AS
@@ -77,13 +84,13 @@ SELECT is((SELECT count(*) FROM ours o JOIN arx a USING (model, levels)
 		  0::bigint, format('%s, %s suppression: suppressed rows equal ARX''s at every anonymous node', m.model, s.suppression))
 FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression) ORDER BY m.model, s.suppression;
 
--- (where the average risk ceiling suppresses classes, ARX picks among classes of one size by
--- their loss, qidrisk by their order, so the loss of such nodes differs: there the best node
--- found is at least as good as ARX's optimum)
-SELECT ok(CASE WHEN m.model = 'avgrisk' AND s.suppression > 0 THEN o.loss <= x.loss
+-- (where the average risk or population uniqueness suppresses classes, ARX picks among classes
+-- of one size by their loss, qidrisk by their order, so the loss of such nodes differs: there
+-- the best node found is at least as good as ARX's optimum)
+SELECT ok(CASE WHEN m.model IN ('avgrisk', 'pu_zayatz') AND s.suppression > 0 THEN o.loss <= x.loss
 			   ELSE abs(o.loss - x.loss) <= 1e-12 * x.loss END,
 		  format('%s, %s suppression: the best node''s loss is ARX''s optimum''s (%s)%s', m.model, s.suppression, x.loss,
-				 CASE WHEN m.model = 'avgrisk' AND s.suppression > 0 THEN ' or less' ELSE '' END))
+				 CASE WHEN m.model IN ('avgrisk', 'pu_zayatz') AND s.suppression > 0 THEN ' or less' ELSE '' END))
 FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression)
 JOIN arx_optima x ON x.model = m.model AND x.suppression = s.suppression
 JOIN ours o ON o.model = m.model AND o.suppression = s.suppression AND o.best
@@ -158,6 +165,89 @@ SELECT * FROM qid_anonymize_into('adult', '{age,workclass,education,marital_stat
 SELECT cmp_ok((SELECT count(DISTINCT (age, workclass, education, marital_status, occupation, race, sex, native_country))::float8
 				/ count(*) FROM release_risk), '<=', 0.05::float8,
 			  'qid_anonymize_into with average_risk 0.05: the release''s classes per row are at most 0.05');
+
+-- population uniqueness on random tables: every node's suppressed rows and verdict by a
+-- plain-SQL reference (class sizes by GROUP BY, popunique's profile form, ARX's search)
+CREATE FUNCTION pg_temp.pu_met(sizes bigint[], p integer, big_n float8, ceiling float8, model text)
+RETURNS boolean
+LANGUAGE sql AS $$
+	WITH s AS (SELECT size, count(*) AS c FROM unnest(sizes[p + 1:]) size GROUP BY 1),
+	u AS (SELECT u.* FROM (SELECT sum(size * c) AS r FROM s) t,
+		  population_uniqueness(ROW(NULL, NULL, NULL, NULL, NULL, NULL,
+									(SELECT array_agg(size ORDER BY size) FROM s),
+									(SELECT array_agg(c ORDER BY size) FROM s))::qid_profile,
+								t.r / big_n, model) u)
+	SELECT CASE WHEN coalesce(cardinality(sizes), 0) <= p OR sizes[p + 1] > 1 THEN true
+				ELSE coalesce((SELECT available AND population_uniques > 0 AND population_uniques / big_n <= ceiling FROM u), false) END
+$$;
+CREATE FUNCTION pg_temp.ref_pu(name text, lv integer[], k integer, max_suppressed float8, ceiling float8,
+							   fraction float8, model text, OUT suppressed bigint, OUT anonymous boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+	g text := (SELECT string_agg(CASE WHEN lv[i] = 0 THEN format('t.%I::text', c) ELSE format('h%s.l%s', i, lv[i]) END, ', ')
+			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	joins text := (SELECT string_agg(format(' LEFT JOIN %I h%s ON h%s.value IS NOT DISTINCT FROM t.%I::text',
+										'h_' || name || '_' || c, i, i, c), '')
+			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	sizes bigint[];
+	n_rows bigint;
+	big_n float8;
+	low integer := 0;
+	high integer;
+	mid integer;
+	p integer := 0;
+BEGIN
+	EXECUTE format('SELECT array_agg(size ORDER BY size) FILTER (WHERE size >= %s), coalesce(sum(size) FILTER (WHERE size < %s), 0), sum(size)
+					FROM (SELECT count(*) AS size FROM %I t %s GROUP BY %s) c', k, k, 't_' || name, joins, g)
+	INTO sizes, suppressed, n_rows;
+	big_n := greatest(round(n_rows / fraction), 1);
+	high := coalesce(cardinality(sizes), 0) - 1;
+	IF NOT pg_temp.pu_met(sizes, 0, big_n, ceiling, model) THEN
+		mid := (low + high) / 2;
+		WHILE low <= high LOOP
+			IF pg_temp.pu_met(sizes, mid + 1, big_n, ceiling, model) THEN
+				high := mid - 1;
+			ELSE
+				low := mid + 1;
+			END IF;
+			mid := trunc((low + high) / 2.0);
+		END LOOP;
+		p := mid + 1;
+		IF mid + 1 < cardinality(sizes) AND NOT pg_temp.pu_met(sizes, mid + 1, big_n, ceiling, model) THEN
+			p := mid + 2;
+		END IF;
+	END IF;
+	suppressed := suppressed + coalesce((SELECT sum(x) FROM unnest(sizes[1:p]) x), 0);
+	anonymous := suppressed <= floor(max_suppressed * n_rows);
+END
+$$;
+SELECT pg_temp.make_case('p' || i, 0.3 * i, 300, ARRAY[2, 1, 2]) FROM generate_series(1, 2) i;
+SELECT is((SELECT count(*) FROM qid_lattice('t_p' || i, '{a,b,c}', pg_temp.hierarchies('p' || i, ARRAY[2, 1, 2]), 1, s,
+											evaluate => 'all', privacy => jsonb_build_object('population_uniqueness',
+												jsonb_build_object('max', 0.01, 'sampling_fraction', 0.3, 'model', m))) q,
+				pg_temp.ref_pu('p' || i, q.levels, 1, s, 0.01, 0.3, m) r
+		   WHERE q.rows_suppressed <> r.suppressed OR q.anonymous <> r.anonymous),
+		  0::bigint, format('population uniqueness (%s, 0.01, f = 0.3), %s suppression, random table %s: every node''s suppressed rows and verdict by SQL',
+							m, s, i))
+FROM generate_series(1, 2) i, unnest('{pitman,zayatz,snb,dankar}'::text[]) m, (VALUES (0.0::float8), (0.1)) v(s)
+ORDER BY i, m, s;
+
+-- qid_anonymize_into with population uniqueness: ARX's suppressed rows, and the release's own
+-- class sizes meet the ceiling by the profile form of population_uniqueness
+SELECT is((SELECT rows_suppressed FROM qid_anonymize_into('adult', m.qid,
+			(SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c), 'release_pu', 1, 0.02,
+			metric => 'loss', privacy => m.privacy)),
+		  (SELECT suppressed FROM arx_optima WHERE model = 'pu_zayatz' AND suppression = 0.02),
+		  'qid_anonymize_into with population uniqueness (Zayatz, 2 %) suppresses the rows ARX does')
+FROM models m WHERE m.model = 'pu_zayatz';
+SELECT ok((SELECT u.population_uniques / round(32561 / 0.1) <= 0.01
+		   FROM (SELECT sum(size * c) AS r, array_agg(size ORDER BY size) AS sizes, array_agg(c ORDER BY size) AS counts
+				 FROM (SELECT size, count(*) AS c FROM (SELECT count(*) AS size FROM release_pu
+						GROUP BY age, workclass, education, marital_status, occupation, race, sex, native_country) x
+					   GROUP BY 1) y) p,
+				population_uniqueness(ROW(NULL, NULL, NULL, NULL, NULL, NULL, p.sizes, p.counts)::qid_profile,
+									  p.r / round(32561 / 0.1), 'zayatz') u),
+		  'its release''s estimated population uniques are at most 1 % of the population');
 
 SELECT * FROM finish();
 ROLLBACK;
