@@ -71,6 +71,7 @@
 #include "hashkey.h"
 #include "popunique.h"
 #include "qidrisk.h"
+#include "relreader.h"
 #include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
@@ -190,6 +191,58 @@ typedef struct ValueEntry
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* Distinct tuples of codes, counted: a population's rows and its classes */
+typedef struct TupleIndex TupleIndex;
+
+typedef struct TupleEntry
+{
+	uint32		tuple;			/* its place in TupleIndex.codes */
+	uint32		hash;
+	char		status;
+} TupleEntry;
+
+static inline uint32 TupleHash(const TupleIndex *index, uint32 tuple);
+static inline bool TupleEqual(const TupleIndex *index, uint32 a, uint32 b);
+
+#define SH_PREFIX codetuple
+#define SH_ELEMENT_TYPE TupleEntry
+#define SH_KEY_TYPE uint32
+#define SH_KEY tuple
+#define SH_HASH_KEY(tb, key) TupleHash((const TupleIndex *) (tb)->private_data, key)
+#define SH_EQUAL(tb, a, b) TupleEqual((const TupleIndex *) (tb)->private_data, a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+struct TupleIndex
+{
+	int			width;			/* codes per tuple */
+	uint32		ntuples;
+	uint32		capacity;		/* tuples codes holds, one more for a probe */
+	int32	   *codes;			/* tuple t at codes[t * width] */
+	int64	   *count;			/* its rows */
+	const char *funcname;
+	codetuple_hash *table;
+};
+
+/* Tuples are placed by a hash keyed per call, so chosen values cannot crowd them */
+static inline uint32
+TupleHash(const TupleIndex *index, uint32 tuple)
+{
+	return (uint32) hash_bytes_extended((const unsigned char *) (index->codes + (Size) tuple * index->width),
+										sizeof(int32) * index->width, lattice_hash_seed);
+}
+
+static inline bool
+TupleEqual(const TupleIndex *index, uint32 a, uint32 b)
+{
+	return memcmp(index->codes + (Size) a * index->width, index->codes + (Size) b * index->width,
+				  sizeof(int32) * index->width) == 0;
+}
+
 /* Heuristic search: an evaluated node's slot in the per-node arrays */
 typedef struct NodeSlotEntry
 {
@@ -279,6 +332,16 @@ typedef struct Lattice
 	double		pu_population;	/* rows / sampling fraction, rounded */
 	int64	   *pu_sizes;		/* a class-size profile being estimated */
 	int64	   *pu_counts;
+	/* a population table: k-map against it, delta-presence */
+	char	   *pop_name;		/* as given, resolved with the caller's search_path */
+	Jsonb	   *pop_qid;		/* its columns for the quasi-identifiers (NULL: the same names) */
+	int64		pop_k;			/* k-map: the population rows a class needs (0 without) */
+	bool		has_delta;
+	double		delta_min;
+	double		delta_max;
+	TupleIndex *pop_tuples;		/* its distinct level-0 tuples, counted */
+	TupleIndex *pop_classes;	/* its classes at the node being evaluated */
+	bool	   *blocked;		/* per node: a population class without rows of rel fails delta-presence */
 	bool		has_beta;		/* beta-likeness */
 	double		beta;
 	bool		beta_enhanced;
@@ -743,14 +806,50 @@ KMapClassSize(int64 k, double fraction, bool truncated, double alpha)
 }
 
 /*
+ * A model's population table: its name (resolved when the table is read) and
+ * population_qid, an array of its column names in the order of qid; the
+ * models that take one must name the same
+ */
+static void
+ParsePopulation(Lattice *lat, JsonbContainer *obj, const char *model)
+{
+	JsonbValue *name = JsonbGet(obj, "population");
+	JsonbValue *qid = JsonbGet(obj, "population_qid");
+	Jsonb	   *qid_jsonb = NULL;
+	char	   *text;
+
+	if (name->type != jbvString)
+		PrivacyInvalid(lat, model, psprintf("\"population\" must be a table name, not %s", JsonbTypePhrase(name)));
+	text = pnstrdup(name->val.string.val, name->val.string.len);
+	if (qid != NULL && qid->type != jbvNull)
+	{
+		if (qid->type != jbvBinary || !JsonContainerIsArray(qid->val.binary.data))
+			PrivacyInvalid(lat, model, psprintf("\"population_qid\" must be an array of column names, not %s",
+												JsonbTypePhrase(qid)));
+		qid_jsonb = JsonbValueToJsonb(qid);
+	}
+	if (lat->pop_name != NULL &&
+		(strcmp(lat->pop_name, text) != 0 ||
+		 (qid_jsonb == NULL) != (lat->pop_qid == NULL) ||
+		 (qid_jsonb != NULL && compareJsonbContainers(&qid_jsonb->root, &lat->pop_qid->root) != 0)))
+		PrivacyInvalid(lat, model, "k_map and delta_presence must name the same population and population_qid");
+	lat->pop_name = text;
+	lat->pop_qid = qid_jsonb;
+}
+
+/*
  * The privacy object: {"k_map": {"k", "sampling_fraction", "estimator",
- * "significance"}, "average_risk": {"max"}, "population_uniqueness": {"max",
- * "sampling_fraction", "model"}, "beta_likeness": {"beta", "variant"}}
+ * "significance"} or {"k", "population", "population_qid"}, "average_risk":
+ * {"max"}, "population_uniqueness": {"max", "sampling_fraction", "model"},
+ * "delta_presence": {"min", "max", "population", "population_qid"},
+ * "beta_likeness": {"beta", "variant"}}
  */
 static void
 ParsePrivacy(Lattice *lat, Jsonb *privacy)
 {
 	static const char *const kmap_keys[] = {"k", "sampling_fraction", "estimator", "significance"};
+	static const char *const kmap_population_keys[] = {"k", "population", "population_qid"};
+	static const char *const delta_keys[] = {"min", "max", "population", "population_qid"};
 	static const char *const estimators[] = {"poisson", "zero_truncated_poisson"};
 	static const char *const beta_keys[] = {"beta", "variant"};
 	static const char *const risk_keys[] = {"max"};
@@ -779,7 +878,20 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
 			PrivacyInvalid(lat, model, psprintf("its settings must be an object, not %s", JsonbTypePhrase(&v)));
 		obj = v.val.binary.data;
-		if (strcmp(model, "k_map") == 0)
+		if (strcmp(model, "k_map") == 0 && JsonbGet(obj, "population") != NULL)
+		{
+			double		k = PrivacyNumber(lat, obj, model, "k", true, 0);
+
+			if (JsonbGet(obj, "sampling_fraction") != NULL || JsonbGet(obj, "estimator") != NULL ||
+				JsonbGet(obj, "significance") != NULL)
+				PrivacyInvalid(lat, model, "with \"population\" the population's rows are counted: leave out \"sampling_fraction\", \"estimator\" and \"significance\"");
+			PrivacyCheckKeys(lat, obj, model, kmap_population_keys, 3);
+			if (k < 1 || k > PG_INT32_MAX || k != floor(k))
+				PrivacyInvalid(lat, model, "\"k\" must be a whole number of at least 1");
+			ParsePopulation(lat, obj, model);
+			lat->pop_k = (int64) k;
+		}
+		else if (strcmp(model, "k_map") == 0)
 		{
 			double		k = PrivacyNumber(lat, obj, model, "k", true, 0);
 			double		f = PrivacyNumber(lat, obj, model, "sampling_fraction", true, 0);
@@ -816,6 +928,16 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 			if (!(lat->pu_fraction > 0 && lat->pu_fraction <= 1))
 				PrivacyInvalid(lat, model, "\"sampling_fraction\" must lie in (0, 1]");
 		}
+		else if (strcmp(model, "delta_presence") == 0)
+		{
+			PrivacyCheckKeys(lat, obj, model, delta_keys, 4);
+			lat->has_delta = true;
+			lat->delta_min = PrivacyNumber(lat, obj, model, "min", false, 0);
+			lat->delta_max = PrivacyNumber(lat, obj, model, "max", true, 0);
+			if (!(lat->delta_min >= 0 && lat->delta_min <= lat->delta_max && lat->delta_max <= 1))
+				PrivacyInvalid(lat, model, "\"min\" and \"max\" must satisfy 0 <= min <= max <= 1");
+			ParsePopulation(lat, obj, model);
+		}
 		else if (strcmp(model, "beta_likeness") == 0)
 		{
 			PrivacyCheckKeys(lat, obj, model, beta_keys, 2);
@@ -829,7 +951,7 @@ ParsePrivacy(Lattice *lat, Jsonb *privacy)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: unknown privacy model \"%s\"", lat->funcname, model),
-					 errhint("The privacy models are k_map, average_risk, population_uniqueness and beta_likeness.")));
+					 errhint("The privacy models are k_map, average_risk, population_uniqueness, delta_presence and beta_likeness.")));
 	}
 }
 
@@ -1447,6 +1569,289 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 	}
 }
 
+/* ---- a population table: k-map against it, delta-presence ---- */
+
+/* An empty index of tuples of width codes */
+static TupleIndex *
+TupleIndexCreate(int width, uint32 capacity, const char *funcname)
+{
+	TupleIndex *index = palloc0(sizeof(TupleIndex));
+
+	index->width = width;
+	index->capacity = Max(capacity, 64);
+	index->funcname = funcname;
+	index->codes = MemoryContextAllocHuge(CurrentMemoryContext,
+										  sizeof(int32) * width * ((Size) index->capacity + 1));
+	index->count = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * index->capacity);
+	index->table = codetuple_create(CurrentMemoryContext, index->capacity, index);
+	return index;
+}
+
+/* Where the next tuple's codes go before TupleIndexAdd or TupleIndexFind */
+static int32 *
+TupleIndexProbe(TupleIndex *index)
+{
+	if (index->ntuples == index->capacity)
+	{
+		if (index->capacity >= PG_UINT32_MAX / 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s handles at most %u distinct rows of a population", index->funcname,
+							PG_UINT32_MAX / 2)));
+		index->capacity *= 2;
+		CheckLatticeMemory(((double) sizeof(int32) * index->width + sizeof(int64) + sizeof(TupleEntry) * 2) *
+						   index->capacity, index->funcname, "The population's distinct rows");
+		index->codes = repalloc_huge(index->codes, sizeof(int32) * index->width * ((Size) index->capacity + 1));
+		index->count = repalloc_huge(index->count, sizeof(int64) * index->capacity);
+	}
+	return index->codes + (Size) index->ntuples * index->width;
+}
+
+/* Count rows of the tuple written at TupleIndexProbe */
+static void
+TupleIndexAdd(TupleIndex *index, int64 rows)
+{
+	bool		found;
+	TupleEntry *entry = codetuple_insert(index->table, index->ntuples, &found);
+
+	if (found)
+		index->count[entry->tuple] += rows;
+	else
+		index->count[index->ntuples++] = rows;
+}
+
+/* The rows of the tuple written at TupleIndexProbe, 0 when it has none */
+static int64
+TupleIndexFind(TupleIndex *index)
+{
+	TupleEntry *entry = codetuple_lookup(index->table, index->ntuples);
+
+	return entry != NULL ? index->count[entry->tuple] : 0;
+}
+
+static void
+TupleIndexReset(TupleIndex *index)
+{
+	codetuple_reset(index->table);
+	index->ntuples = 0;
+}
+
+/* The population's relation, locked, its columns resolved and readable by the caller */
+static QidRelation *
+OpenPopulation(Lattice *lat)
+{
+	Oid			relid;
+	QidRelation *rel;
+	int			nqid = lat->pop_qid ? (int) JB_ROOT_COUNT(lat->pop_qid) : lat->ncolumns;
+
+	relid = RangeVarGetRelid(makeRangeVarFromNameList(QidStringToQualifiedNameList(lat->pop_name)),
+							 AccessShareLock, true);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: population table \"%s\" does not exist", lat->funcname, lat->pop_name)));
+	rel = QidRelationOpen(relid, "population");
+	if (nqid != lat->ncolumns)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: population_qid names %d columns for %d quasi-identifiers",
+						lat->funcname, nqid, lat->ncolumns)));
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		const char *name = lat->columns[i].name;
+		int			c;
+
+		if (lat->pop_qid != NULL)
+		{
+			JsonbValue *v = getIthJsonbValueFromContainer(&lat->pop_qid->root, i);
+
+			if (v->type != jbvString)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: population_qid must hold column names, not %s",
+								lat->funcname, JsonbTypePhrase(v))));
+			name = pnstrdup(v->val.string.val, v->val.string.len);
+		}
+		c = QidRelationColumn(rel, name);
+		if (rel->types[c] != lat->columns[i].dict.type)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s: column \"%s\" of the population is of type %s, column \"%s\" of rel of type %s",
+							lat->funcname, name, format_type_be(rel->types[c]), lat->columns[i].name,
+							format_type_be(lat->columns[i].dict.type)),
+					 errhint("Give population_qid the population's columns in the order of qid, or cast them in a view.")));
+	}
+	QidRelationCheckSelect(rel, NULL);
+	return rel;
+}
+
+/* The population's columns, and the text of those with a hierarchy */
+static char *
+PopulationQuery(const Lattice *lat, const QidRelation *rel)
+{
+	StringInfoData query;
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	for (int i = 0; i < lat->ncolumns; i++)
+		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "", quote_identifier(rel->names[i]));
+	for (int i = 0; i < lat->ncolumns; i++)
+		if (lat->columns[i].hrows > 0)
+			appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)", quote_identifier(rel->names[i]));
+	appendStringInfo(&query, " FROM %s", rel->qualified);
+	return query.data;
+}
+
+/* Encode one population row into the columns' codes and count its tuple */
+static void
+PopulationRow(Lattice *lat, const Datum *values, const bool *nulls, const int *text_att, MemoryContext keep)
+{
+	int32	   *probe = TupleIndexProbe(lat->pop_tuples);
+
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		LatColumn  *col = &lat->columns[i];
+		bool		isnew;
+
+		probe[i] = ValueCode(&col->dict, values[i], nulls[i], keep, &isnew);
+		if (text_att[i] >= 0)
+			HierarchyRow(lat, col, probe[i], isnew, values[text_att[i]], nulls[text_att[i]]);
+	}
+	TupleIndexAdd(lat->pop_tuples, 1);
+}
+
+/*
+ * Read the population through SPI as the caller: its values join the
+ * columns' dictionaries (and must be in their hierarchies), its rows are
+ * counted per distinct tuple of level-0 codes
+ */
+static void
+ReadPopulation(Lattice *lat)
+{
+	MemoryContext keep = CurrentMemoryContext;
+	MemoryContext batch = AllocSetContextCreate(keep, "qid_lattice population batch", ALLOCSET_DEFAULT_SIZES);
+	QidRelation *rel = OpenPopulation(lat);
+	SPIPlanPtr	plan;
+	Portal		portal;
+	int			natts = lat->ncolumns;
+	int		   *text_att = palloc(sizeof(int) * lat->ncolumns);
+	Datum	   *values;
+	bool	   *nulls;
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
+	values = palloc(sizeof(Datum) * natts);
+	nulls = palloc(sizeof(bool) * natts);
+	lat->pop_tuples = TupleIndexCreate(lat->ncolumns, 1024, lat->funcname);
+	plan = SPI_prepare(PopulationQuery(lat, rel), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	MemoryContextSwitchTo(keep);
+	QidRelationCheckResult(rel, portal->tupDesc, 0, lat->ncolumns, lat->funcname);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, LATTICE_FETCH_BATCH);
+		MemoryContextSwitchTo(keep);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			MemoryContext old = MemoryContextSwitchTo(batch);
+
+			if ((r & 0x3FF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, values, nulls);
+			MemoryContextSwitchTo(old);
+			PopulationRow(lat, values, nulls, text_att, keep);
+		}
+		SPI_freetuptable(SPI_tuptable);
+		MemoryContextReset(batch);
+	}
+	SPI_cursor_close(portal);
+	MemoryContextSwitchTo(keep);
+	MemoryContextDelete(batch);
+}
+
+/*
+ * delta-presence counts rel's rows among the population's: every tuple of
+ * rel must have at least as many rows in the population
+ */
+static void
+CheckPopulationContains(Lattice *lat)
+{
+	TupleIndex *sample = TupleIndexCreate(lat->ncolumns, 1024, lat->funcname);
+
+	for (int64 r = 0; r < lat->nrows; r++)
+	{
+		if ((r & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		memcpy(TupleIndexProbe(sample), lat->rowcodes + r * lat->ncolumns, sizeof(int32) * lat->ncolumns);
+		TupleIndexAdd(sample, 1);
+	}
+	for (uint32 t = 0; t < sample->ntuples; t++)
+	{
+		int64		rows;
+
+		memcpy(TupleIndexProbe(lat->pop_tuples), sample->codes + (Size) t * lat->ncolumns,
+			   sizeof(int32) * lat->ncolumns);
+		rows = TupleIndexFind(lat->pop_tuples);
+		if (rows < sample->count[t])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: delta_presence needs rel's rows to be rows of the population", lat->funcname),
+					 errdetail("%lld rows of rel share their quasi-identifiers with %lld rows of the population.",
+							   (long long) sample->count[t], (long long) rows)));
+	}
+}
+
+/* The population's classes at a node: its tuples generalized to the node's levels */
+static void
+PopulationClasses(Lattice *lat, const int32 *levels)
+{
+	TupleIndex *tuples = lat->pop_tuples;
+
+	TupleIndexReset(lat->pop_classes);
+	for (uint32 t = 0; t < tuples->ntuples; t++)
+	{
+		const int32 *codes = tuples->codes + (Size) t * lat->ncolumns;
+		int32	   *probe = TupleIndexProbe(lat->pop_classes);
+
+		if ((t & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < lat->ncolumns; i++)
+			probe[i] = levels[i] == 0 ? codes[i] : lat->columns[i].map[levels[i]][codes[i]];
+		TupleIndexAdd(lat->pop_classes, tuples->count[t]);
+	}
+}
+
+/*
+ * Whether a class of size rows (its representative row rep) passes the
+ * population's models: k-map, at least pop_k population rows in it;
+ * delta-presence, its share of them within [delta_min, delta_max]
+ */
+static bool
+PopulationClassPasses(Lattice *lat, int32 rep, int64 size, const int32 *levels)
+{
+	const int32 *row = lat->rowcodes + (Size) rep * lat->ncolumns;
+	int32	   *probe = TupleIndexProbe(lat->pop_classes);
+	int64		rows;
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		probe[i] = levels[i] == 0 ? row[i] : lat->columns[i].map[levels[i]][row[i]];
+	rows = TupleIndexFind(lat->pop_classes);
+	if (lat->pop_k > 0 && rows < lat->pop_k)
+		return false;
+	if (lat->has_delta)
+	{
+		/* the quotient as ARX computes it, so that bounds compare alike */
+		double		delta = (double) size / (double) rows;
+
+		return delta >= lat->delta_min && delta <= lat->delta_max;
+	}
+	return true;
+}
+
 /*
  * The loss metric's shares: a generalized value covers the hierarchy rows
  * that generalize to it, of all its rows (the domain, from the hierarchy as
@@ -1861,6 +2266,7 @@ typedef struct NodeTally
 	double		dm;				/* sum of squared sizes, kept classes */
 	double		dm_all;			/* and of all classes */
 	double		entropy_suppressed; /* bits of the suppressed rows */
+	bool		blocked;		/* a failing class that cannot be suppressed */
 } NodeTally;
 
 /* Count one class (items [b, e) of a snapshot, size rows) as suppressed */
@@ -2002,6 +2408,13 @@ TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *t
 
 	if (lat->metric == METRIC_LOSS)
 		memset(lat->suppressed_covered, 0, sizeof(int64) * lat->ncolumns);
+	if (lat->pop_classes != NULL)
+	{
+		PopulationClasses(lat, levels);
+		/* delta-presence: a population class without rows of rel has delta 0 and nothing to suppress */
+		tally->blocked = lat->has_delta && lat->delta_min > 0 &&
+			lat->pop_classes->ntuples > (uint32) s->nclasses;
+	}
 	for (int32 i = 0; i < s->nclasses; i++)
 	{
 		int32		e = s->class_end[i];
@@ -2014,6 +2427,8 @@ TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *t
 		keep = size >= lat->k;
 		if (keep && (lat->l > 1 || lat->has_t || lat->has_beta))
 			keep = ClassDiverse(lat, s, b, e, size);
+		if (keep && lat->pop_classes != NULL)
+			keep = PopulationClassPasses(lat, s->rep[b], size, levels);
 		if (!keep)
 			SuppressClass(lat, s, b, size, levels, tally);
 		else
@@ -2172,6 +2587,7 @@ EvaluateNode(Lattice *lat, int64 node)
 	lat->nevaluated++;
 	lat->dm_all = tally.dm_all;
 	lat->suppressed[slot] = tally.suppressed;
+	lat->blocked[slot] = tally.blocked;
 	/* the release's classes: suppression removes the others */
 	lat->classes[slot] = tally.kept;
 	lat->discernibility[slot] = tally.dm + (double) tally.suppressed * (double) lat->nrows;
@@ -2207,7 +2623,9 @@ EvaluateNode(Lattice *lat, int64 node)
 static inline bool
 Anonymous(const Lattice *lat, int64 node)
 {
-	return lat->suppressed[NodeSlot(lat, node)] <= lat->max_suppressed_rows;
+	int64		slot = NodeSlot(lat, node);
+
+	return lat->suppressed[slot] <= lat->max_suppressed_rows && !lat->blocked[slot];
 }
 
 /* Tag a node and, by monotonicity, every node above (anonymous) or below it */
@@ -2699,6 +3117,7 @@ AllocateNodeArrays(Lattice *lat, MemoryContext work, int64 nslots)
 	}
 	lat->evaluated = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	lat->suppressed = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
+	lat->blocked = MemoryContextAllocExtended(work, sizeof(bool) * nslots, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	lat->classes = MemoryContextAllocHuge(work, sizeof(int64) * nslots);
 	lat->discernibility = MemoryContextAllocHuge(work, sizeof(double) * nslots);
 	lat->entropy = MemoryContextAllocHuge(work, sizeof(double) * nslots);
@@ -2911,9 +3330,13 @@ ReadLattice(Lattice *lat, Oid relid, Jsonb *hierarchies, const char *sensitive, 
 	/* the heights are known: refuse a lattice too large before reading the table */
 	NumberNodes(lat);
 	EncodeLattice(lat, relid, sensitive);
+	if (lat->pop_name != NULL)
+		ReadPopulation(lat);
 	SPI_finish();
 	MemoryContextSwitchTo(work);
 	PrepareLevels(lat);
+	if (lat->has_delta)
+		CheckPopulationContains(lat);
 }
 
 /*
@@ -2984,7 +3407,9 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 	 */
 	lat->monotone = !lat->has_pu && (lat->max_suppressed_rows == 0 ||
 									 ((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t &&
-									  !lat->has_beta && !lat->has_average_risk));
+									  !lat->has_beta && !lat->has_average_risk && !lat->has_delta));
+	if (lat->pop_tuples != NULL)
+		lat->pop_classes = TupleIndexCreate(lat->ncolumns, lat->pop_tuples->ntuples, lat->funcname);
 	if (lat->has_average_risk || lat->has_pu)
 		lat->kept_classes = MemoryContextAllocHuge(work, sizeof(int64) * 2 * Max(lat->nrows, 1));
 	if (lat->has_pu)

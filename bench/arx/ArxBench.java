@@ -36,6 +36,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -551,16 +552,28 @@ public final class ArxBench {
 		final boolean riskBased;
 		final boolean subset;
 		final Supplier<PrivacyCriterion> criterion;
+		final Function<DataSubset, PrivacyCriterion> onSubset;
 		final String note;
 
 		Model(String name, String[] qids, String sensitive, boolean riskBased, boolean subset,
 			  Supplier<PrivacyCriterion> criterion, String note) {
+			this(name, qids, sensitive, riskBased, subset, criterion, null, note);
+		}
+
+		/* a model of a research subset (every 2nd row) of the table, which is the population */
+		Model(String name, Function<DataSubset, PrivacyCriterion> onSubset, String note) {
+			this(name, QID, null, false, true, null, onSubset, note);
+		}
+
+		private Model(String name, String[] qids, String sensitive, boolean riskBased, boolean subset,
+			  Supplier<PrivacyCriterion> criterion, Function<DataSubset, PrivacyCriterion> onSubset, String note) {
 			this.name = name;
 			this.qids = qids;
 			this.sensitive = sensitive;
 			this.riskBased = riskBased;
 			this.subset = subset;
 			this.criterion = criterion;
+			this.onSubset = onSubset;
 			this.note = note;
 		}
 	}
@@ -589,7 +602,9 @@ public final class ArxBench {
 		models.add(new Model("kmap_ztpoisson", QID, null, false, false,
 			() -> new KMap(5, 0.01, population, KMap.CellSizeEstimator.ZERO_TRUNCATED_POISSON),
 			"KMap(5, 0.01, zero-truncated Poisson)"));
-		models.add(new Model("dpresence", QID, null, false, true, null, "DPresence(0, 0.7, every 2nd row)"));
+		models.add(new Model("dpresence", d -> new DPresence(0d, 0.7d, d), "DPresence(0, 0.7, every 2nd row)"));
+		models.add(new Model("dpresence_min", d -> new DPresence(0.4d, 0.7d, d), "DPresence(0.4, 0.7, every 2nd row)"));
+		models.add(new Model("kmap_population", d -> new KMap(3, d), "KMap(3, every 2nd row of the population)"));
 		models.add(new Model("blikeness_basic_income", QID, "income", false, false,
 			() -> new BasicBLikeness("income", 1d), "BasicBLikeness(income, 1.0)"));
 		models.add(new Model("blikeness_enhanced_income", QID, "income", false, false,
@@ -612,7 +627,7 @@ public final class ArxBench {
 			Map<String, String[]> perNode = new TreeMap<>();
 			for (double supp : new double[] {0d, 0.02}) {
 				ARXConfiguration c = ARXConfiguration.create();
-				PrivacyCriterion crit = m.subset ? new DPresence(0d, 0.7d, DataSubset.create(data, every2nd)) : m.criterion.get();
+				PrivacyCriterion crit = m.subset ? m.onSubset.apply(DataSubset.create(data, every2nd)) : m.criterion.get();
 				c.addPrivacyModel(crit);
 				c.setSuppressionLimit(supp);
 				c.setQualityModel(Metric.createLossMetric(0.5, AggregateFunction.GEOMETRIC_MEAN));
