@@ -230,6 +230,14 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION qidrisk_internal.qidrisk_privacy_uniques_prefix(jsonb, bigint[], bigint) IS
 'internal to qid_anonymize_into: how many of the smallest classes (sizes ascending) the population_uniqueness model of qid_lattice suppresses in a table of that many rows';
 
+-- privacy's population tables (k_map, delta_presence) resolved with the caller's search_path
+CREATE FUNCTION qidrisk_internal.qidrisk_qualified_privacy(privacy jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'qidrisk_qualified_privacy'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION qidrisk_internal.qidrisk_qualified_privacy(jsonb) IS
+'internal to qid_anonymize_into: privacy with the population tables of k_map and delta_presence schema-qualified';
+
 -- qidrisk_anonymize as in 1.0.0, passing search, gs_factor, weights and privacy on to qid_lattice
 CREATE FUNCTION qidrisk_internal.qidrisk_anonymize(rel regclass, qid text[], hierarchies jsonb, release text,
 								  k integer, max_suppressed double precision, sensitive_column text,
@@ -292,6 +300,13 @@ DECLARE
 	pu_prefix bigint;
 	fr double precision;
 	fb boolean;
+	-- a population table (k_map against it, delta_presence)
+	pop_model text := CASE WHEN privacy ? 'delta_presence' THEN 'delta_presence'
+						   WHEN privacy #> '{k_map,population}' IS NOT NULL THEN 'k_map' END;
+	pop_gens text[] := '{}';
+	pop_joins text := '';
+	pop_col text;
+	pop_fails text;
 BEGIN
 	IF release IS NULL OR suppression IS NULL OR local_recoding IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize_into needs a release table name, a suppression mode and local_recoding'
@@ -311,6 +326,12 @@ BEGIN
 	-- as ARX, no local recoding under population uniqueness: its estimate judges the whole release
 	IF local_recoding AND privacy ? 'population_uniqueness' THEN
 		RAISE EXCEPTION 'qid_anonymize_into: local_recoding does not support population_uniqueness'
+			USING ERRCODE = 'feature_not_supported',
+				  HINT = 'Use local_recoding => false: suppression removes the classes the model needs gone.';
+	END IF;
+	-- the population's classes are not recoded locally (as in ARX)
+	IF local_recoding AND pop_model IS NOT NULL THEN
+		RAISE EXCEPTION 'qid_anonymize_into: local_recoding does not support %', pop_model
 			USING ERRCODE = 'feature_not_supported',
 				  HINT = 'Use local_recoding => false: suppression removes the classes the model needs gone.';
 	END IF;
@@ -419,6 +440,40 @@ BEGIN
 	-- column at a time; at each step the column and level whose classes (with
 	-- the kept rows of equal values) rescue rows at the fewest changed values
 	-- per row; the rescued rows keep their levels, the others climb on
+	-- a population table: its rows generalized as src's, counted per class; the
+	-- classes of src with too few of them (k_map) or a share of them outside
+	-- [min, max] (delta_presence) are suppressed, as qid_lattice does
+	IF pop_model IS NOT NULL THEN
+		FOR i IN 1 .. m LOOP
+			pop_col := coalesce(privacy #>> ARRAY[pop_model, 'population_qid', (i - 1)::text], qid[i]);
+			IF lv[i] = 0 THEN
+				pop_gens := pop_gens || format('p.%I', pop_col);
+			ELSE
+				pop_joins := pop_joins || format(
+					' LEFT JOIN hr%1$s ph%1$s ON ph%1$s.value = CAST(p.%2$I AS text)
+					  LEFT JOIN (SELECT g FROM hr%1$s WHERE value IS NULL) pn%1$s ON p.%2$I IS NULL',
+					i, pop_col);
+				pop_gens := pop_gens || format('coalesce(ph%1$s.g, pn%1$s.g)', i);
+			END IF;
+		END LOOP;
+		pop_fails := concat_ws(' OR ',
+			CASE WHEN privacy #> '{k_map,population}' IS NOT NULL
+				 THEN format('coalesce(pc.prows, 0) < %s', (privacy #>> '{k_map,k}')::bigint) END,
+			CASE WHEN privacy ? 'delta_presence'
+				 THEN format('NOT (c.size::float8 / pc.prows::float8 BETWEEN %s AND %s)',
+							 coalesce((privacy #>> '{delta_presence,min}')::float8, 0),
+							 (privacy #>> '{delta_presence,max}')::float8) END);
+		EXECUTE format($q$
+			WITH %1$s pc AS (
+				SELECT qidrisk_internal.qid_key(%2$s) AS key, count(*) AS prows FROM %3$s p %4$s GROUP BY 1
+			), fails AS (
+				SELECT c.key FROM (SELECT qidrisk_key AS key, count(*) AS size FROM pg_temp.qidrisk_anonymize_work GROUP BY 1) c
+				LEFT JOIN pc ON pc.key = c.key WHERE %5$s
+			)
+			UPDATE pg_temp.qidrisk_anonymize_work w SET qidrisk_keep = false FROM fails
+			WHERE w.qidrisk_key = fails.key$q$,
+			ctes, array_to_string(pop_gens, ', '), privacy #>> ARRAY[pop_model, 'population'], pop_joins, pop_fails);
+	END IF;
 	-- an average risk ceiling: the smallest kept classes suppressed until it holds, as qid_lattice does
 	IF privacy ? 'average_risk' THEN
 		UPDATE pg_temp.qidrisk_anonymize_work w SET qidrisk_keep = false
@@ -683,7 +738,8 @@ AS $$
 				 ELSE e.value END)
 		 FROM pg_catalog.jsonb_each(hierarchies) e),
 		qidrisk_internal.qidrisk_qualified_new_table(release), k, max_suppressed, sensitive_column, l, l_model, c,
-		t, t_distance, metric, suppression, local_recoding, search, gs_factor, weights, privacy)
+		t, t_distance, metric, suppression, local_recoding, search, gs_factor, weights,
+		qidrisk_internal.qidrisk_qualified_privacy(privacy))
 $$;
 COMMENT ON FUNCTION qidrisk_internal.qid_anonymize_into(regclass, text[], jsonb, text, integer, double precision,
 								  text, integer, text, double precision, double precision, text, text, text, boolean,

@@ -3629,6 +3629,7 @@ qidrisk_privacy_uniques_prefix(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(qidrisk_qualified_table);
 PG_FUNCTION_INFO_V1(qidrisk_qualified_new_table);
+PG_FUNCTION_INFO_V1(qidrisk_qualified_privacy);
 
 /*
  * qidrisk_qualified_table(name): an existing table's name, schema-qualified
@@ -3655,4 +3656,50 @@ qidrisk_qualified_new_table(PG_FUNCTION_ARGS)
 	Oid			nsp = RangeVarGetCreationNamespace(rv);
 
 	PG_RETURN_TEXT_P(cstring_to_text(quote_qualified_identifier(get_namespace_name(nsp), rv->relname)));
+}
+
+/*
+ * qidrisk_qualified_privacy(privacy): the privacy object with the population
+ * of k_map and delta_presence schema-qualified and quoted, resolved with the
+ * caller's search_path (for qid_anonymize_into's body, which pins its own)
+ */
+Datum
+qidrisk_qualified_privacy(PG_FUNCTION_ARGS)
+{
+	static const char *const models[] = {"k_map", "delta_presence"};
+	Jsonb	   *privacy = PG_GETARG_JSONB_P(0);
+
+	if (!JB_ROOT_IS_OBJECT(privacy) || JB_ROOT_IS_SCALAR(privacy))
+		PG_RETURN_JSONB_P(privacy);		/* qid_lattice refuses it */
+	for (int m = 0; m < (int) lengthof(models); m++)
+	{
+		JsonbValue *obj = JsonbGet(&privacy->root, models[m]);
+		JsonbValue *name;
+		char	   *text;
+		Oid			relid;
+		Datum		path[2];
+		JsonbValue	qualified;
+
+		if (obj == NULL || obj->type != jbvBinary || !JsonContainerIsObject(obj->val.binary.data) ||
+			(name = JsonbGet(obj->val.binary.data, "population")) == NULL || name->type != jbvString)
+			continue;
+		text = pnstrdup(name->val.string.val, name->val.string.len);
+		relid = RangeVarGetRelid(makeRangeVarFromNameList(QidStringToQualifiedNameList(text)),
+								 AccessShareLock, true);
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("qid_anonymize_into: population table \"%s\" does not exist", text)));
+		qualified.type = jbvString;
+		qualified.val.string.val = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+															  get_rel_name(relid));
+		qualified.val.string.len = strlen(qualified.val.string.val);
+		path[0] = CStringGetTextDatum(models[m]);
+		path[1] = CStringGetTextDatum("population");
+		privacy = DatumGetJsonbP(DirectFunctionCall4(jsonb_set, JsonbPGetDatum(privacy),
+													 PointerGetDatum(construct_array(path, 2, TEXTOID, -1, false, TYPALIGN_INT)),
+													 JsonbPGetDatum(JsonbValueToJsonb(&qualified)),
+													 BoolGetDatum(false)));
+	}
+	PG_RETURN_JSONB_P(privacy);
 }

@@ -9,11 +9,15 @@
 --     Pitman and SNB solvers differ from popunique.c's, docs/anonymize.md);
 --   * beta_likeness, basic and enhanced, beta = 1, on income (8 QIDs) and on
 --     education (the other 7 QIDs);
+--   * against a population table, Adult, of its research subset, every 2nd
+--     row (the table given to qid_lattice): delta_presence in [0, 0.7] and
+--     in [0.4, 0.7], and k_map with k = 3;
 -- each at 0 % and 2 % suppression: every node's verdict and suppressed rows
 -- equal ARX's, and the best node under metric 'loss' has ARX's optimum's
 -- value.  qid_anonymize_into's releases meet the models by plain-SQL checks.
--- Average risk and population uniqueness (every model) on random tables:
--- every node's suppressed rows and verdict by plain-SQL references.
+-- Average risk, population uniqueness (every model), k_map against a
+-- population and delta_presence on random tables: every node's suppressed
+-- rows and verdict by plain-SQL references.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
@@ -23,20 +27,24 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(8 * 2 * 3 + 6 + 2 * 4 * 2 + 2);
+SELECT plan(11 * 2 * 3 + 6 + 2 * 4 * 2 + 2 + 3 + 4);
 
 -- a schema of its own, so that an adult table elsewhere in the database does not matter
 CREATE SCHEMA lattice_privacy;
 SET LOCAL search_path = lattice_privacy, public;
 \i data/load_adult.sql
 \i data/load_adult_hierarchies.sql
+-- ARX's research subset: every 2nd row of the file (its 0-based rows 1, 3, 5, ...)
+CREATE TABLE adult_numbered (id bigserial, LIKE adult);
+\copy adult_numbered (age, workclass, fnlwgt, education, education_num, marital_status, occupation, relationship, race, sex, capital_gain, capital_loss, hours_per_week, native_country, income) FROM PROGRAM 'gzip -dc data/adult/adult.data.gz | sed -e "s/, /,/g" -e "/^$/d"' WITH (FORMAT csv)
+CREATE TABLE adult_odd AS SELECT * FROM adult_numbered WHERE id % 2 = 0;
 
 CREATE TABLE arx_optima (model text, suppression float8, qid text, levels integer[], loss float8,
 						 suppressed bigint, anonymous_nodes bigint, nodes bigint, detail text);
 \copy arx_optima FROM PROGRAM 'grep -v "^#" test/reference/arx_adult_privacy_optima.csv' WITH (FORMAT csv, HEADER)
 
 -- each model: its file, its QIDs, its sensitive column and its privacy object
-CREATE TABLE models (model text, qid text[], sensitive text, privacy jsonb);
+CREATE TABLE models (model text, qid text[], sensitive text, privacy jsonb, rel text DEFAULT 'adult');
 INSERT INTO models VALUES
 	('avgrisk', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
 	 '{"average_risk": {"max": 0.05}}'),
@@ -54,17 +62,24 @@ INSERT INTO models VALUES
 	 '{"beta_likeness": {"beta": 1, "variant": "basic"}}'),
 	('blikeness_enhanced_education', '{age,workclass,marital_status,occupation,race,sex,native_country}', 'education',
 	 '{"beta_likeness": {"beta": 1, "variant": "enhanced"}}');
+INSERT INTO models VALUES
+	('dpresence', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
+	 '{"delta_presence": {"min": 0, "max": 0.7, "population": "adult"}}', 'adult_odd'),
+	('dpresence_min', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
+	 '{"delta_presence": {"min": 0.4, "max": 0.7, "population": "adult"}}', 'adult_odd'),
+	('kmap_population', '{age,workclass,education,marital_status,occupation,race,sex,native_country}', NULL,
+	 '{"k_map": {"k": 3, "population": "adult"}}', 'adult_odd');
 
 CREATE TABLE arx (model text, levels integer[], anonymous_0 boolean, suppressed_0 bigint, loss_0 float8,
 				  anonymous_2 boolean, suppressed_2 bigint, loss_2 float8);
 -- each model's file, its header and comments dropped, each row led by the model's name
-\copy arx FROM PROGRAM 'for m in avgrisk pu_zayatz kmap_poisson kmap_ztpoisson blikeness_basic_income blikeness_enhanced_income blikeness_basic_education blikeness_enhanced_education; do grep -v "^#" test/reference/arx_adult_$m.csv | tail -n +2 | sed "s/^/$m,/"; done' WITH (FORMAT csv)
+\copy arx FROM PROGRAM 'for m in avgrisk pu_zayatz kmap_poisson kmap_ztpoisson blikeness_basic_income blikeness_enhanced_income blikeness_basic_education blikeness_enhanced_education dpresence dpresence_min kmap_population; do grep -v "^#" test/reference/arx_adult_$m.csv | tail -n +2 | sed "s/^/$m,/"; done' WITH (FORMAT csv)
 
 -- every node of every model at 0 % and 2 %, k = 1 (ARX's runs add no k-anonymity)
 CREATE TABLE ours AS
 SELECT m.model, s.suppression, q.*
 FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression)
-CROSS JOIN LATERAL qid_lattice('adult', m.qid, (SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c),
+CROSS JOIN LATERAL qid_lattice(m.rel::regclass, m.qid, (SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c),
 							   1, s.suppression, m.sensitive, evaluate => 'all', metric => 'loss',
 							   privacy => m.privacy) q;
 ANALYZE ours;
@@ -248,6 +263,99 @@ SELECT ok((SELECT u.population_uniques / round(32561 / 0.1) <= 0.01
 				population_uniqueness(ROW(NULL, NULL, NULL, NULL, NULL, NULL, p.sizes, p.counts)::qid_profile,
 									  p.r / round(32561 / 0.1), 'zayatz') u),
 		  'its release''s estimated population uniques are at most 1 % of the population');
+
+-- qid_anonymize_into against a population table: ARX's suppressed rows, and the release's
+-- classes checked against Adult generalized to the release's node in plain SQL
+CREATE TABLE hier AS
+SELECT x.col, x.value, x.j FROM (
+	SELECT 'age' AS col, value, to_jsonb(h) AS j FROM adult_hierarchy_age h UNION ALL
+	SELECT 'workclass', value, to_jsonb(h) FROM adult_hierarchy_workclass h UNION ALL
+	SELECT 'education', value, to_jsonb(h) FROM adult_hierarchy_education h UNION ALL
+	SELECT 'marital_status', value, to_jsonb(h) FROM adult_hierarchy_marital_status h UNION ALL
+	SELECT 'occupation', value, to_jsonb(h) FROM adult_hierarchy_occupation h UNION ALL
+	SELECT 'race', value, to_jsonb(h) FROM adult_hierarchy_race h UNION ALL
+	SELECT 'sex', value, to_jsonb(h) FROM adult_hierarchy_sex h UNION ALL
+	SELECT 'native_country', value, to_jsonb(h) FROM adult_hierarchy_native_country h) x;
+-- Adult's rows per class at a node (levels in the order of the 8 QIDs)
+CREATE FUNCTION pg_temp.adult_classes(lv integer[]) RETURNS TABLE (key text, prows bigint)
+LANGUAGE sql AS $$
+	SELECT ROW(CASE WHEN lv[1] = 0 THEN a.age::text ELSE h1.j ->> ('level' || lv[1]) END,
+			   CASE WHEN lv[2] = 0 THEN a.workclass::text ELSE h2.j ->> ('level' || lv[2]) END,
+			   CASE WHEN lv[3] = 0 THEN a.education::text ELSE h3.j ->> ('level' || lv[3]) END,
+			   CASE WHEN lv[4] = 0 THEN a.marital_status::text ELSE h4.j ->> ('level' || lv[4]) END,
+			   CASE WHEN lv[5] = 0 THEN a.occupation::text ELSE h5.j ->> ('level' || lv[5]) END,
+			   CASE WHEN lv[6] = 0 THEN a.race::text ELSE h6.j ->> ('level' || lv[6]) END,
+			   CASE WHEN lv[7] = 0 THEN a.sex::text ELSE h7.j ->> ('level' || lv[7]) END,
+			   CASE WHEN lv[8] = 0 THEN a.native_country::text ELSE h8.j ->> ('level' || lv[8]) END)::text, count(*)
+	FROM adult a
+	LEFT JOIN hier h1 ON h1.col = 'age' AND h1.value = a.age::text
+	LEFT JOIN hier h2 ON h2.col = 'workclass' AND h2.value = a.workclass::text
+	LEFT JOIN hier h3 ON h3.col = 'education' AND h3.value = a.education::text
+	LEFT JOIN hier h4 ON h4.col = 'marital_status' AND h4.value = a.marital_status::text
+	LEFT JOIN hier h5 ON h5.col = 'occupation' AND h5.value = a.occupation::text
+	LEFT JOIN hier h6 ON h6.col = 'race' AND h6.value = a.race::text
+	LEFT JOIN hier h7 ON h7.col = 'sex' AND h7.value = a.sex::text
+	LEFT JOIN hier h8 ON h8.col = 'native_country' AND h8.value = a.native_country::text
+	GROUP BY 1
+$$;
+CREATE TABLE anonymized_population AS
+SELECT m.model, r.* FROM models m, qid_anonymize_into('adult_odd', m.qid,
+		(SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c), 'release_' || m.model, 1, 0.02,
+		metric => 'loss', privacy => m.privacy) r
+WHERE m.model IN ('kmap_population', 'dpresence_min');
+SELECT is((SELECT rows_suppressed FROM anonymized_population WHERE model = 'kmap_population'),
+		  (SELECT suppressed FROM arx_optima WHERE model = 'kmap_population' AND suppression = 0.02),
+		  'qid_anonymize_into with k_map against Adult (k = 3, 2 %) suppresses the rows ARX does');
+SELECT is((SELECT count(*) FROM (SELECT ROW(age, workclass, education, marital_status, occupation, race, sex,
+											native_country)::text AS key, count(*) AS size
+								 FROM release_kmap_population GROUP BY 1) r
+		   LEFT JOIN pg_temp.adult_classes((SELECT node FROM anonymized_population WHERE model = 'kmap_population')) p
+		   USING (key) WHERE coalesce(p.prows, 0) < 3),
+		  0::bigint, 'its release: every class matches at least 3 rows of Adult');
+SELECT is((SELECT count(*) FROM (SELECT ROW(age, workclass, education, marital_status, occupation, race, sex,
+											native_country)::text AS key, count(*) AS size
+								 FROM release_dpresence_min GROUP BY 1) r
+		   LEFT JOIN pg_temp.adult_classes((SELECT node FROM anonymized_population WHERE model = 'dpresence_min')) p
+		   USING (key) WHERE NOT (r.size::float8 / p.prows BETWEEN 0.4 AND 0.7)),
+		  0::bigint, 'qid_anonymize_into with delta_presence in [0.4, 0.7]: every class of its release holds that share of its Adult rows');
+
+-- k_map against a population and delta_presence on a random table (NULLs, ties) and a random
+-- subset of it, the population read through a view with other column names: every node's
+-- suppressed rows and verdict by a plain-SQL reference
+SELECT pg_temp.make_case('q1', 0.7, 400, ARRAY[2, 1, 2]);
+SELECT setseed(0.25);
+CREATE TABLE t_q1_sample AS SELECT * FROM t_q1 WHERE random() < 0.45;
+CREATE VIEW q1_population AS SELECT s AS ps, c AS pc, b AS pb, a AS pa FROM t_q1;
+CREATE FUNCTION pg_temp.ref_population(lv integer[], k integer, dmin float8, dmax float8, max_suppressed float8,
+									   OUT suppressed bigint, OUT anonymous boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+	g text := (SELECT string_agg(CASE WHEN lv[i] = 0 THEN format('t.%I::text', c) ELSE format('h%s.l%s', i, lv[i]) END, ', ')
+			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	joins text := (SELECT string_agg(format(' LEFT JOIN %I h%s ON h%s.value IS NOT DISTINCT FROM t.%I::text',
+										'h_q1_' || c, i, i, c), '')
+			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	blocked boolean;
+BEGIN
+	EXECUTE format($q$
+		WITH s AS (SELECT ROW(%1$s)::text AS key, count(*) AS size FROM t_q1_sample t %2$s GROUP BY 1),
+		p AS (SELECT ROW(%1$s)::text AS key, count(*) AS prows FROM t_q1 t %2$s GROUP BY 1)
+		SELECT coalesce(sum(s.size) FILTER (WHERE coalesce(p.prows, 0) < %3$s
+											OR NOT (s.size::float8 / p.prows BETWEEN %4$s AND %5$s)), 0),
+			   %4$s > 0 AND (SELECT count(*) FROM p) > (SELECT count(*) FROM s)
+		FROM s LEFT JOIN p USING (key)$q$, g, joins, k, dmin, dmax) INTO suppressed, blocked;
+	anonymous := suppressed <= floor(max_suppressed * (SELECT count(*) FROM t_q1_sample)) AND NOT blocked;
+END
+$$;
+SELECT is((SELECT count(*) FROM qid_lattice('t_q1_sample', '{a,b,c}', pg_temp.hierarchies('q1', ARRAY[2, 1, 2]), 1, v.s,
+											evaluate => 'all', privacy => v.privacy) q,
+				pg_temp.ref_population(q.levels, v.k, v.dmin, v.dmax, v.s) r
+		   WHERE q.rows_suppressed <> r.suppressed OR q.anonymous <> r.anonymous),
+		  0::bigint, format('%s, %s suppression, random table: every node''s suppressed rows and verdict by SQL', v.privacy, v.s))
+FROM (VALUES ('{"k_map": {"k": 3, "population": "q1_population", "population_qid": ["pa", "pb", "pc"]}}'::jsonb, 3, 0.0::float8, 1.0::float8),
+			 ('{"delta_presence": {"min": 0.3, "max": 0.6, "population": "q1_population", "population_qid": ["pa", "pb", "pc"]}}', 0, 0.3, 0.6)) v0(privacy, k, dmin, dmax),
+	 LATERAL (SELECT v0.*, x.s FROM (VALUES (0.0::float8), (0.1)) x(s)) v
+ORDER BY v.privacy::text, v.s;
 
 SELECT * FROM finish();
 ROLLBACK;
