@@ -818,6 +818,8 @@ ParsePopulation(Lattice *lat, JsonbContainer *obj, const char *model)
 	Jsonb	   *qid_jsonb = NULL;
 	char	   *text;
 
+	if (name == NULL)
+		PrivacyInvalid(lat, model, "needs \"population\"");
 	if (name->type != jbvString)
 		PrivacyInvalid(lat, model, psprintf("\"population\" must be a table name, not %s", JsonbTypePhrase(name)));
 	text = pnstrdup(name->val.string.val, name->val.string.len);
@@ -3409,7 +3411,13 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 									 ((lat->l == 1 || lat->l_model == L_DISTINCT) && !lat->has_t &&
 									  !lat->has_beta && !lat->has_average_risk && !lat->has_delta));
 	if (lat->pop_tuples != NULL)
+	{
+		/* the population's classes at a node take at most what its distinct rows take */
+		CheckLatticeMemory(bytes + 2.0 * lat->pop_tuples->capacity *
+						   (sizeof(int32) * lat->ncolumns + sizeof(int64) + sizeof(TupleEntry) * 2),
+						   lat->funcname, "The encoded columns, the lattice and the population's distinct rows");
 		lat->pop_classes = TupleIndexCreate(lat->ncolumns, lat->pop_tuples->ntuples, lat->funcname);
+	}
 	if (lat->has_average_risk || lat->has_pu)
 		lat->kept_classes = MemoryContextAllocHuge(work, sizeof(int64) * 2 * Max(lat->nrows, 1));
 	if (lat->has_pu)

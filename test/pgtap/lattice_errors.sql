@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(47 + 18 + 11 + 11 + 13 + 7);
+SELECT plan(47 + 18 + 11 + 11 + 13 + 7 + 15);
 
 CREATE TABLE people (id serial, age integer, zip text, sex text, disease text, score numeric);
 INSERT INTO people (age, zip, sex, disease, score)
@@ -227,6 +227,48 @@ SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy
 SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{}', 'people_pu', 2, local_recoding => true,
 													privacy => '{"population_uniqueness": {"max": 0.01, "sampling_fraction": 0.1}}')$$, '0A000',
 				 'qid_anonymize_into: local_recoding does not support population_uniqueness', 'qid_anonymize_into: local recoding under population uniqueness');
+-- a population table (k_map against it, delta_presence): people is its own population
+CREATE TABLE pop_other (zip integer, sex text);
+CREATE TABLE pop_half AS SELECT * FROM people WHERE id % 2 = 0;
+CREATE TABLE pop_newzip AS SELECT zip FROM people UNION ALL SELECT '2000';
+CREATE ROLE qidrisk_lattice_errors_reader;
+GRANT SELECT ON people TO qidrisk_lattice_errors_reader;
+GRANT USAGE ON SCHEMA public TO qidrisk_lattice_errors_reader;
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"delta_presence": {"max": 0.5}}')$$, '22023',
+				 'qid_lattice: privacy model "delta_presence": needs "population"', 'delta_presence without a population');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"delta_presence": {"max": 0.5, "population": 7}}')$$, '22023',
+				 'qid_lattice: privacy model "delta_presence": "population" must be a table name, not a number', 'a population not a name');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"delta_presence": {"min": 0.6, "max": 0.5, "population": "people"}}')$$, '22023',
+				 'qid_lattice: privacy model "delta_presence": "min" and "max" must satisfy 0 <= min <= max <= 1', 'delta_presence: min above max');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "people", "sampling_fraction": 0.1}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": with "population" the population''s rows are counted: leave out "sampling_fraction", "estimator" and "significance"',
+				 'k_map: a population and a sampling fraction');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "people"}, "delta_presence": {"max": 0.5, "population": "pop_half"}}')$$, '22023',
+				 'qid_lattice: privacy model "delta_presence": k_map and delta_presence must name the same population and population_qid', 'two populations');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "people", "population_qid": "zip"}}')$$, '22023',
+				 'qid_lattice: privacy model "k_map": "population_qid" must be an array of column names, not a string', 'population_qid a string');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "nowhere"}}')$$, '42P01',
+				 'qid_lattice: population table "nowhere" does not exist', 'a missing population table');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "people", "population_qid": ["zip", "sex"]}}')$$, '22023',
+				 'qid_lattice: population_qid names 2 columns for 1 quasi-identifiers', 'population_qid of another length');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{age}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "pop_other"}}')$$, '42703',
+				 'column "age" of relation "pop_other" does not exist', 'a population without the column');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "pop_other"}}')$$, '42804',
+				 'qid_lattice: column "zip" of the population is of type integer, column "zip" of rel of type text', 'a population column of another type');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"delta_presence": {"max": 0.5, "population": "pop_half"}}')$$, '22023',
+				 'qid_lattice: delta_presence needs rel''s rows to be rows of the population', 'delta_presence: rel not within the population');
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{"zip": "h_zip"}', 2, privacy => '{"k_map": {"k": 3, "population": "pop_newzip"}}')$$, '22023',
+				 'qid_lattice: value "2000" of column "zip" is missing from its hierarchy', 'a population value missing from the hierarchy');
+SET LOCAL ROLE qidrisk_lattice_errors_reader;
+SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, privacy => '{"k_map": {"k": 3, "population": "pop_half"}}')$$, '42501',
+				 'permission denied for column "zip" of relation "pop_half"', 'a population the caller may not read');
+RESET ROLE;
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{}', 'people_dp', 1, local_recoding => true,
+													privacy => '{"delta_presence": {"max": 0.5, "population": "people"}}')$$, '0A000',
+				 'qid_anonymize_into: local_recoding does not support delta_presence', 'qid_anonymize_into: local recoding under delta_presence');
+SELECT throws_ok($$SELECT * FROM qid_anonymize_into('people', '{zip}', '{}', 'people_km', 1,
+													privacy => '{"k_map": {"k": 3, "population": "nowhere"}}')$$, '42P01',
+				 'qid_anonymize_into: population table "nowhere" does not exist', 'qid_anonymize_into: a missing population table');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 0$$, '22023', NULL, 'a budget of 0 nodes');
 SELECT throws_ok($$SET LOCAL qidrisk.lattice_heuristic_nodes = 10000001$$, '22023', NULL,
 				 'a budget past the exact search''s 10,000,000 nodes');
