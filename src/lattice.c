@@ -1078,6 +1078,200 @@ InternLabel(labelhash_hash *table, const char *label, int32 *nlabels, char ***la
 	return entry->code;
 }
 
+/* The query that reads a hierarchy (value text, levels text[]) and its arguments */
+typedef struct HierarchyQuery
+{
+	StringInfoData sql;
+	int			nargs;
+	Oid			argtypes[3];
+	Datum		args[3];
+} HierarchyQuery;
+
+/* A hierarchy table in ARX's layout, or as child and parent columns, through hierarchy_levels */
+static void
+HierarchyFromTable(HierarchyQuery *q, LatColumn *col, const char *table, JsonbContainer *obj,
+				   const char *schema, const char *funcname)
+{
+	q->argtypes[0] = REGCLASSOID;
+	q->args[0] = ObjectIdGetDatum(ResolveTable(table, col->name, funcname));
+	q->nargs = 1;
+	if (obj == NULL)
+	{
+		appendStringInfo(&q->sql, "SELECT value, levels FROM %s.hierarchy_levels($1)",
+						 quote_identifier(schema));
+		return;
+	}
+	appendStringInfo(&q->sql, "SELECT value, levels FROM %s.hierarchy_levels($1, $2, $3)",
+					 quote_identifier(schema));
+	q->argtypes[1] = TEXTOID;
+	q->args[1] = CStringGetTextDatum(JsonbStringValue(JsonbGet(obj, "child")));
+	q->argtypes[2] = TEXTOID;
+	q->args[2] = CStringGetTextDatum(JsonbStringValue(JsonbGet(obj, "parent")));
+	q->nargs = 3;
+}
+
+/* Widths or cuts over the column's own values, through interval_hierarchy */
+static void
+HierarchyFromIntervals(HierarchyQuery *q, LatColumn *col, Oid relid, JsonbValue *spec,
+					   const char *schema)
+{
+	appendStringInfo(&q->sql, "SELECT value, levels FROM %s.interval_hierarchy($1, $2, $3)",
+					 quote_identifier(schema));
+	q->argtypes[0] = REGCLASSOID;
+	q->args[0] = ObjectIdGetDatum(relid);
+	q->argtypes[1] = TEXTOID;
+	q->args[1] = CStringGetTextDatum(col->name);
+	q->argtypes[2] = JSONBOID;
+	q->args[2] = JsonbPGetDatum(JsonbValueToJsonb(spec));
+	q->nargs = 3;
+}
+
+/* The query for a column's hierarchy, by its layout: a table name, or an object */
+static void
+HierarchyQueryOf(HierarchyQuery *q, LatColumn *col, Oid relid, JsonbValue *spec,
+				 const char *schema, const char *funcname)
+{
+	initStringInfo(&q->sql);
+	if (spec->type == jbvString)
+		HierarchyFromTable(q, col, JsonbStringValue(spec), NULL, schema, funcname);
+	else if (spec->type == jbvBinary && JsonContainerIsObject(spec->val.binary.data))
+	{
+		JsonbContainer *obj = spec->val.binary.data;
+		HierLayout	layout = HierarchyLayout(obj, col->name, funcname);
+
+		if (layout == HIER_INTERVAL)
+			HierarchyFromIntervals(q, col, relid, spec, schema);
+		else
+			HierarchyFromTable(q, col, JsonbStringValue(JsonbGet(obj, "table")),
+							   layout == HIER_ARX ? NULL : obj, schema, funcname);
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" must be a table name or an object",
+						funcname, col->name),
+				 errhint(HIERARCHY_HINT)));
+}
+
+/* A hierarchy row's value: once, NULL at most once */
+static void
+HierarchyValue(LatColumn *col, int32 r, Datum value, bool isnull, const char *funcname)
+{
+	TextKey		key;
+	LabelEntry *entry;
+	bool		found;
+
+	if (isnull)
+	{
+		if (col->hnull_row >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: the hierarchy of column \"%s\" lists NULL twice",
+							funcname, col->name)));
+		col->hnull_row = r;
+		col->hvalue[r] = NULL;
+		return;
+	}
+	col->hvalue[r] = TextDatumGetCString(value);
+	key.data = col->hvalue[r];
+	key.len = strlen(key.data);
+	entry = labelhash_insert(col->hlookup, key, &found);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" lists value \"%s\" twice",
+						funcname, col->name, col->hvalue[r]),
+				 errdetail("A hierarchy has one row per value.")));
+	entry->code = r;
+}
+
+/* Labels per level, interned into codes as the hierarchy's rows are read */
+typedef struct LabelTables
+{
+	int32	   *capacity;
+	labelhash_hash **tables;
+} LabelTables;
+
+/* The first row fixes the height; every level gets its codes and label table */
+static void
+HierarchyLevelsInit(LatColumn *col, int height, int32 nrows, LabelTables *lt)
+{
+	col->height = height;
+	col->hcode = palloc0(sizeof(int32 *) * (height + 1));
+	col->nlabels = palloc0(sizeof(int32) * (height + 1));
+	col->labels = palloc0(sizeof(char **) * (height + 1));
+	lt->capacity = palloc0(sizeof(int32) * (height + 1));
+	lt->tables = palloc0(sizeof(labelhash_hash *) * (height + 1));
+	for (int j = 1; j <= height; j++)
+	{
+		col->hcode[j] = palloc(sizeof(int32) * nrows);
+		lt->tables[j] = labelhash_create(CurrentMemoryContext, 64, NULL);
+	}
+}
+
+/* A hierarchy row's levels: as many as every other row's, none NULL */
+static void
+HierarchyLevels(LatColumn *col, int32 r, int32 nrows, Datum levels, bool isnull, LabelTables *lt,
+				const char *funcname)
+{
+	Datum	   *elems = NULL;
+	bool	   *enulls = NULL;
+	int			nelems = 0;
+
+	if (!isnull)
+		deconstruct_array(DatumGetArrayTypeP(levels), TEXTOID, -1, false, TYPALIGN_INT,
+						  &elems, &enulls, &nelems);
+	if (col->height < 0)
+		HierarchyLevelsInit(col, nelems, nrows, lt);
+	else if (nelems != col->height)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the hierarchy of column \"%s\" gives value \"%s\" %d levels, not %d",
+						funcname, col->name,
+						col->hvalue[r] ? col->hvalue[r] : "NULL", nelems, col->height),
+				 errdetail("Every value of a hierarchy has the same number of levels.")));
+	for (int j = 1; j <= nelems; j++)
+	{
+		if (enulls[j - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: the hierarchy of column \"%s\" has a NULL at level %d of value \"%s\"",
+							funcname, col->name, j,
+							col->hvalue[r] ? col->hvalue[r] : "NULL")));
+		col->hcode[j][r] = InternLabel(lt->tables[j], TextDatumGetCString(elems[j - 1]),
+									   &col->nlabels[j], &col->labels[j], &lt->capacity[j]);
+	}
+}
+
+/* Each level of a hierarchy is a coarsening of the one below it */
+static void
+HierarchyCheckNested(const LatColumn *col, const char *funcname)
+{
+	for (int j = 1; j < col->height; j++)
+	{
+		int32	   *parent = palloc(sizeof(int32) * col->nlabels[j]);
+
+		for (int32 i = 0; i < col->nlabels[j]; i++)
+			parent[i] = -1;
+		for (int32 r = 0; r < col->hrows; r++)
+		{
+			int32		a = col->hcode[j][r];
+			int32		b = col->hcode[j + 1][r];
+
+			if (parent[a] < 0)
+				parent[a] = b;
+			else if (parent[a] != b)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: the hierarchy of column \"%s\" is not nested: \"%s\" at level %d becomes both \"%s\" and \"%s\" at level %d",
+								funcname, col->name, col->labels[j][a], j,
+								col->labels[j + 1][parent[a]], col->labels[j + 1][b], j + 1),
+						 errdetail("Each level of a hierarchy must merge whole groups of the level below it.")));
+		}
+		pfree(parent);
+	}
+}
+
 /*
  * Read the hierarchy of one column (value text, levels text[]) through the
  * extension's hierarchy_levels / interval_hierarchy, and check that it is a
@@ -1088,77 +1282,15 @@ static void
 LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
 			  const char *funcname)
 {
-	StringInfoData query;
-	Oid			argtypes[3];
-	Datum		args[3];
-	int			nargs = 0;
+	HierarchyQuery q;
+	LabelTables lt = {0};
 	int			ret;
 	uint64		nrows;
 	SPITupleTable *tuptable;
-	int32	   *label_capacity;
-	labelhash_hash **label_tables;
-	int32	  **parent;
 	MemoryContext mine = CurrentMemoryContext;
 
-	initStringInfo(&query);
-	if (spec->type == jbvString)
-	{
-		char	   *name = JsonbStringValue(spec);
-		Oid			hier = ResolveTable(name, col->name, funcname);
-
-		appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1)",
-						 quote_identifier(schema));
-		argtypes[0] = REGCLASSOID;
-		args[0] = ObjectIdGetDatum(hier);
-		nargs = 1;
-	}
-	else if (spec->type == jbvBinary && JsonContainerIsObject(spec->val.binary.data))
-	{
-		JsonbContainer *obj = spec->val.binary.data;
-		HierLayout	layout = HierarchyLayout(obj, col->name, funcname);
-
-		if (layout == HIER_INTERVAL)
-		{
-			appendStringInfo(&query, "SELECT value, levels FROM %s.interval_hierarchy($1, $2, $3)",
-							 quote_identifier(schema));
-			argtypes[0] = REGCLASSOID;
-			args[0] = ObjectIdGetDatum(relid);
-			argtypes[1] = TEXTOID;
-			args[1] = CStringGetTextDatum(col->name);
-			argtypes[2] = JSONBOID;
-			args[2] = JsonbPGetDatum(JsonbValueToJsonb(spec));
-			nargs = 3;
-		}
-		else
-		{
-			char	   *name = JsonbStringValue(JsonbGet(obj, "table"));
-
-			argtypes[0] = REGCLASSOID;
-			args[0] = ObjectIdGetDatum(ResolveTable(name, col->name, funcname));
-			nargs = 1;
-			if (layout == HIER_ARX)
-				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1)",
-								 quote_identifier(schema));
-			else
-			{
-				appendStringInfo(&query, "SELECT value, levels FROM %s.hierarchy_levels($1, $2, $3)",
-								 quote_identifier(schema));
-				argtypes[1] = TEXTOID;
-				args[1] = CStringGetTextDatum(JsonbStringValue(JsonbGet(obj, "child")));
-				argtypes[2] = TEXTOID;
-				args[2] = CStringGetTextDatum(JsonbStringValue(JsonbGet(obj, "parent")));
-				nargs = 3;
-			}
-		}
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: the hierarchy of column \"%s\" must be a table name or an object",
-						funcname, col->name),
-				 errhint(HIERARCHY_HINT)));
-
-	ret = SPI_execute_with_args(query.data, nargs, argtypes, args, NULL, true, 0);
+	HierarchyQueryOf(&q, col, relid, spec, schema, funcname);
+	ret = SPI_execute_with_args(q.sql.data, q.nargs, q.argtypes, q.args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
 	/* SPI leaves its own context current; what we build outlives it */
@@ -1179,112 +1311,20 @@ LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
 	col->hnull_row = -1;
 	col->hlookup = labelhash_create(CurrentMemoryContext, Max(nrows, 16), NULL);
 	col->height = -1;
-	label_capacity = NULL;
-	label_tables = NULL;
 	for (uint64 r = 0; r < nrows; r++)
 	{
 		HeapTuple	tuple = tuptable->vals[r];
 		bool		isnull;
-		Datum		value = SPI_getbinval(tuple, tuptable->tupdesc, 1, &isnull);
-		Datum		levels;
-		Datum	   *elems;
-		bool	   *enulls;
-		int			nelems;
+		Datum		datum;
 
 		if ((r & 0x3FF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (isnull)
-		{
-			if (col->hnull_row >= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: the hierarchy of column \"%s\" lists NULL twice",
-								funcname, col->name)));
-			col->hnull_row = (int32) r;
-			col->hvalue[r] = NULL;
-		}
-		else
-		{
-			TextKey		key;
-			LabelEntry *entry;
-			bool		found;
-
-			col->hvalue[r] = TextDatumGetCString(value);
-			key.data = col->hvalue[r];
-			key.len = strlen(key.data);
-			entry = labelhash_insert(col->hlookup, key, &found);
-			if (found)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: the hierarchy of column \"%s\" lists value \"%s\" twice",
-								funcname, col->name, col->hvalue[r]),
-						 errdetail("A hierarchy has one row per value.")));
-			entry->code = (int32) r;
-		}
-		levels = SPI_getbinval(tuple, tuptable->tupdesc, 2, &isnull);
-		if (isnull)
-			nelems = 0;
-		else
-			deconstruct_array(DatumGetArrayTypeP(levels), TEXTOID, -1, false, TYPALIGN_INT,
-							  &elems, &enulls, &nelems);
-		if (col->height < 0)
-		{
-			col->height = nelems;
-			col->hcode = palloc0(sizeof(int32 *) * (nelems + 1));
-			col->nlabels = palloc0(sizeof(int32) * (nelems + 1));
-			col->labels = palloc0(sizeof(char **) * (nelems + 1));
-			label_capacity = palloc0(sizeof(int32) * (nelems + 1));
-			label_tables = palloc0(sizeof(labelhash_hash *) * (nelems + 1));
-			for (int j = 1; j <= nelems; j++)
-			{
-				col->hcode[j] = palloc(sizeof(int32) * nrows);
-				label_tables[j] = labelhash_create(CurrentMemoryContext, 64, NULL);
-			}
-		}
-		else if (nelems != col->height)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: the hierarchy of column \"%s\" gives value \"%s\" %d levels, not %d",
-							funcname, col->name,
-							col->hvalue[r] ? col->hvalue[r] : "NULL", nelems, col->height),
-					 errdetail("Every value of a hierarchy has the same number of levels.")));
-		for (int j = 1; j <= nelems; j++)
-		{
-			if (enulls[j - 1])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s: the hierarchy of column \"%s\" has a NULL at level %d of value \"%s\"",
-								funcname, col->name, j,
-								col->hvalue[r] ? col->hvalue[r] : "NULL")));
-			col->hcode[j][r] = InternLabel(label_tables[j], TextDatumGetCString(elems[j - 1]),
-										   &col->nlabels[j], &col->labels[j],
-										   &label_capacity[j]);
-		}
+		datum = SPI_getbinval(tuple, tuptable->tupdesc, 1, &isnull);
+		HierarchyValue(col, (int32) r, datum, isnull, funcname);
+		datum = SPI_getbinval(tuple, tuptable->tupdesc, 2, &isnull);
+		HierarchyLevels(col, (int32) r, (int32) nrows, datum, isnull, &lt, funcname);
 	}
-
-	/* each level is a coarsening of the one below it */
-	parent = palloc0(sizeof(int32 *) * (col->height + 1));
-	for (int j = 1; j < col->height; j++)
-	{
-		parent[j] = palloc(sizeof(int32) * col->nlabels[j]);
-		for (int32 i = 0; i < col->nlabels[j]; i++)
-			parent[j][i] = -1;
-		for (int32 r = 0; r < col->hrows; r++)
-		{
-			int32		a = col->hcode[j][r];
-			int32		b = col->hcode[j + 1][r];
-
-			if (parent[j][a] < 0)
-				parent[j][a] = b;
-			else if (parent[j][a] != b)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: the hierarchy of column \"%s\" is not nested: \"%s\" at level %d becomes both \"%s\" and \"%s\" at level %d",
-								funcname, col->name, col->labels[j][a], j,
-								col->labels[j + 1][parent[j][a]], col->labels[j + 1][b], j + 1),
-						 errdetail("Each level of a hierarchy must merge whole groups of the level below it.")));
-		}
-	}
+	HierarchyCheckNested(col, funcname);
 }
 
 /* Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM rel" */
