@@ -306,6 +306,7 @@ typedef struct NodeItems
 typedef struct Lattice
 {
 	const char *funcname;
+	QidRelation *rel;			/* the table, its columns resolved (the sensitive one last) */
 	int			ncolumns;
 	LatColumn  *columns;
 	int64		nrows;
@@ -3262,13 +3263,8 @@ ResolveColumns(Lattice *lat, Oid relid, ArrayType *qid, const char *sensitive)
 	bool	   *enulls;
 	int			nelems;
 
-	/* lock the relation before resolving its columns */
-	LockRelationOid(relid, AccessShareLock);
-	if (get_rel_name(relid) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s: relation with OID %u does not exist", lat->funcname, relid)));
-
+	/* locked before its columns are resolved, as every table qidrisk reads */
+	lat->rel = QidRelationOpen(relid, NULL);
 	if (ARR_NDIM(qid) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -3282,19 +3278,12 @@ ResolveColumns(Lattice *lat, Oid relid, ArrayType *qid, const char *sensitive)
 	lat->columns = palloc0(sizeof(LatColumn) * nelems);
 	for (int i = 0; i < nelems; i++)
 	{
-		AttrNumber	attnum;
-
 		if (enulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s: quasi-identifier column names must not be NULL", lat->funcname)));
 		lat->columns[i].name = TextDatumGetCString(elems[i]);
-		attnum = get_attnum(relid, lat->columns[i].name);
-		if (attnum <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" does not exist in %s", lat->columns[i].name,
-							get_rel_name(relid))));
+		QidRelationColumn(lat->rel, lat->columns[i].name);
 		for (int j = 0; j < i; j++)
 			if (strcmp(lat->columns[i].name, lat->columns[j].name) == 0)
 				ereport(ERROR,
@@ -3303,10 +3292,7 @@ ResolveColumns(Lattice *lat, Oid relid, ArrayType *qid, const char *sensitive)
 	}
 	if (sensitive != NULL)
 	{
-		if (get_attnum(relid, sensitive) <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" does not exist in %s", sensitive, get_rel_name(relid))));
+		QidRelationColumn(lat->rel, sensitive);
 		for (int i = 0; i < nelems; i++)
 			if (strcmp(sensitive, lat->columns[i].name) == 0)
 				ereport(ERROR,

@@ -63,7 +63,7 @@ SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, metric 
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, evaluate => 'some')$$, '22023', NULL, 'unknown evaluate');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{}', '{}', 2)$$, '22023', NULL, 'no columns');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip,nope}', '{}', 2)$$, '42703',
-				 'column "nope" does not exist in people', 'unknown column');
+				 'column "nope" of relation "people" does not exist', 'unknown column');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip,zip}', '{}', 2)$$, '22023', NULL, 'column twice');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'nope', 2)$$, '42703', NULL, 'unknown sensitive column');
 SELECT throws_ok($$SELECT * FROM qid_lattice('people', '{zip}', '{}', 2, 0, 'zip', 2)$$, '22023', NULL, 'sensitive column is a QID');
