@@ -146,11 +146,8 @@ CREATE FUNCTION pg_temp.ref_risk_suppressed(name text, lv integer[], k integer, 
 RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-	g text := (SELECT string_agg(CASE WHEN lv[i] = 0 THEN format('t.%I::text', c) ELSE format('h%s.l%s', i, lv[i]) END, ', ')
-			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
-	joins text := (SELECT string_agg(format(' LEFT JOIN %I h%s ON h%s.value IS NOT DISTINCT FROM t.%I::text',
-										'h_' || name || '_' || c, i, i, c), '')
-			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	g text := (pg_temp.node_sql(name, lv)).g;
+	joins text := (pg_temp.node_sql(name, lv)).joins;
 	r bigint;
 BEGIN
 	EXECUTE format($q$
@@ -199,11 +196,8 @@ CREATE FUNCTION pg_temp.ref_pu(name text, lv integer[], k integer, max_suppresse
 							   fraction float8, model text, OUT suppressed bigint, OUT anonymous boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
-	g text := (SELECT string_agg(CASE WHEN lv[i] = 0 THEN format('t.%I::text', c) ELSE format('h%s.l%s', i, lv[i]) END, ', ')
-			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
-	joins text := (SELECT string_agg(format(' LEFT JOIN %I h%s ON h%s.value IS NOT DISTINCT FROM t.%I::text',
-										'h_' || name || '_' || c, i, i, c), '')
-			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	g text := (pg_temp.node_sql(name, lv)).g;
+	joins text := (pg_temp.node_sql(name, lv)).joins;
 	sizes bigint[];
 	n_rows bigint;
 	big_n float8;
@@ -330,11 +324,8 @@ CREATE FUNCTION pg_temp.ref_population(lv integer[], k integer, dmin float8, dma
 									   OUT suppressed bigint, OUT anonymous boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
-	g text := (SELECT string_agg(CASE WHEN lv[i] = 0 THEN format('t.%I::text', c) ELSE format('h%s.l%s', i, lv[i]) END, ', ')
-			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
-	joins text := (SELECT string_agg(format(' LEFT JOIN %I h%s ON h%s.value IS NOT DISTINCT FROM t.%I::text',
-										'h_q1_' || c, i, i, c), '')
-			   FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS x(c, i));
+	g text := (pg_temp.node_sql('q1', lv)).g;
+	joins text := (pg_temp.node_sql('q1', lv)).joins;
 	blocked boolean;
 BEGIN
 	EXECUTE format($q$
