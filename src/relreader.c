@@ -348,6 +348,101 @@ qidrisk_require_columns(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* ---- reading rows as the executor produces them ---- */
+
+/* A query's rows handed to a reader's functions, not copied into SPI's tables */
+typedef struct RowReceiver
+{
+	DestReceiver pub;
+	QidRelation *rel;
+	int			first;			/* the relation's chosen columns in the result, from here */
+	const QidRowReader *reader;
+	void	   *arg;
+	const char *funcname;
+	ErrorContextCallback *outer_context;	/* the error context outside SPI */
+} RowReceiver;
+
+/* The executed query's columns: they must have the types resolved under the lock */
+static void
+RowReceiverStartup(DestReceiver *self, int operation, TupleDesc desc)
+{
+	RowReceiver *receiver = (RowReceiver *) self;
+	ErrorContextCallback *spi_context = error_context_stack;
+
+	(void) operation;
+	error_context_stack = receiver->outer_context;
+	QidRelationCheckResult(receiver->rel, desc, receiver->first, receiver->rel->ncolumns,
+						   receiver->funcname);
+	if (receiver->reader->startup != NULL)
+		receiver->reader->startup(desc, receiver->arg);
+	error_context_stack = spi_context;
+}
+
+/* One row; the reader's errors about the data show the caller's call, not the query */
+static bool
+RowReceiverReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	RowReceiver *receiver = (RowReceiver *) self;
+	ErrorContextCallback *spi_context = error_context_stack;
+
+	error_context_stack = receiver->outer_context;
+	slot_getallattrs(slot);
+	receiver->reader->row(slot->tts_values, slot->tts_isnull, receiver->arg);
+	error_context_stack = spi_context;
+	return true;
+}
+
+static void
+RowReceiverNothing(DestReceiver *self)
+{
+	(void) self;
+}
+
+/*
+ * Run query (a SELECT over rel, its chosen columns from column first of the
+ * result on) as the caller through SPI, which the caller has connected, and
+ * hand each row to reader->row as the executor produces it.  When rel
+ * changed after the statement's snapshot, the read takes a new one (see
+ * QidReadSnapshotPush).
+ */
+void
+QidReadRows(QidRelation *rel, const char *query, int first, const QidRowReader *reader,
+			void *arg, const char *funcname)
+{
+	RowReceiver receiver;
+	SPIPlanPtr	plan;
+	SPIExecuteOptions options;
+	bool		pushed;
+	int			ret;
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = RowReceiverReceive;
+	receiver.pub.rStartup = RowReceiverStartup;
+	receiver.pub.rShutdown = RowReceiverNothing;
+	receiver.pub.rDestroy = RowReceiverNothing;
+	receiver.pub.mydest = DestNone;
+	receiver.rel = rel;
+	receiver.first = first;
+	receiver.reader = reader;
+	receiver.arg = arg;
+	receiver.funcname = funcname;
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
+			 SPI_result_code_string(SPI_result));
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	receiver.outer_context = error_context_stack;
+	pushed = QidReadSnapshotPush(rel, NULL);
+	ret = SPI_execute_plan_extended(plan, &options);
+	if (pushed)
+		PopActiveSnapshot();
+	/* a SELECT into a receiver other than SPI's reports SPI_OK_UTILITY */
+	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(ret));
+}
+
 /* ---- the dictionary encoder ---- */
 
 /* How one column's values are hashed and compared while encoding */
@@ -566,10 +661,10 @@ typedef struct EncodeReader
 	QidEncoded *enc;
 	EncodeColumn *columns;
 	codehash_hash **tables;
-	Datum	   *row_values;
-	bool	   *row_nulls;
 	int			key_column;		/* the key's column in a row, or -1 */
 	int64		capacity;		/* rows the code arrays can hold */
+	int64		batch_start;	/* rows encoded before this batch */
+	int			in_batch;		/* rows read in this batch */
 	int64		max_rows;
 	double		key_bytes;		/* the keys' text, for the budget */
 } EncodeReader;
@@ -609,45 +704,19 @@ EncodeReaderInit(EncodeReader *reader, QidRelation *rel, const QidEncodeOptions 
 											 sizeof(EncodeColumn) * Max(ncolumns, 1));
 	reader->tables = MemoryContextAllocZero(reader->work,
 											sizeof(codehash_hash *) * Max(ncolumns, 1));
-	reader->row_values = MemoryContextAlloc(reader->work, sizeof(Datum) * (ncolumns + 2));
-	reader->row_nulls = MemoryContextAlloc(reader->work, sizeof(bool) * (ncolumns + 2));
 	if (options->drop_incomplete)
 		extra++;
 	if (options->keys)
 		reader->key_column = ncolumns + extra++;
 }
 
-/* Connect to SPI and open the reading query's cursor under the relation's snapshot */
-static Portal
-EncodeCursorOpen(EncodeReader *reader)
-{
-	char	   *query = EncodeQuery(reader->rel, reader->options);
-	SPIPlanPtr	plan;
-	Portal		portal;
-	bool		pushed;
-	int			ret;
-
-	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
-			 SPI_result_code_string(SPI_result));
-	/* the portal keeps the snapshot it opens with */
-	pushed = QidReadSnapshotPush(reader->rel, NULL);
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	if (pushed)
-		PopActiveSnapshot();
-	return portal;
-}
-
 /* Each column's encoder and dictionary, for the types the executed query has */
 static void
-EncodeColumnsInit(EncodeReader *reader, TupleDesc desc)
+EncodeColumnsInit(TupleDesc desc, void *arg)
 {
+	EncodeReader *reader = (EncodeReader *) arg;
 	MemoryContext old;
 
-	QidRelationCheckResult(reader->rel, desc, 0, reader->rel->ncolumns, reader->funcname);
 	old = MemoryContextSwitchTo(reader->work);
 	for (int i = 0; i < reader->rel->ncolumns; i++)
 	{
@@ -660,14 +729,16 @@ EncodeColumnsInit(EncodeReader *reader, TupleDesc desc)
 	MemoryContextSwitchTo(old);
 }
 
-/* Room for nfetched more rows: the row limit, then the code (and key) arrays grown */
+/*
+ * The row limit, checked per batch of FETCH_BATCH rows read: the rows
+ * encoded before the batch and all the batch's rows (a limit passed is
+ * reported with that count, dropped rows included, as rows read)
+ */
 static void
-EncodeReserve(EncodeReader *reader, uint64 nfetched)
+EncodeCheckRows(EncodeReader *reader)
 {
 	const QidEncodeOptions *options = reader->options;
-	QidEncoded *enc = reader->enc;
-	int64		needed = enc->nrows + (int64) nfetched;
-	int64		newcap;
+	int64		needed = reader->batch_start + reader->in_batch;
 
 	if (needed > reader->max_rows)
 	{
@@ -679,7 +750,18 @@ EncodeReserve(EncodeReader *reader, uint64 nfetched)
 				 errmsg("%s handles at most " INT64_FORMAT " rows",
 						reader->funcname, reader->max_rows)));
 	}
-	if (needed <= reader->capacity)
+}
+
+/* Room for one more row: the code (and key) arrays grown, for the batch's rows at least */
+static void
+EncodeReserve(EncodeReader *reader)
+{
+	const QidEncodeOptions *options = reader->options;
+	QidEncoded *enc = reader->enc;
+	int64		needed = reader->batch_start + FETCH_BATCH;
+	int64		newcap;
+
+	if (enc->nrows < reader->capacity)
 		return;
 
 	newcap = Max(reader->capacity * 2, needed);
@@ -702,41 +784,51 @@ EncodeReserve(EncodeReader *reader, uint64 nfetched)
 	reader->capacity = newcap;
 }
 
-/* Encode one fetched row (or count it dropped) */
+static void EncodeCheckMemory(EncodeReader *reader);
+
+/* Encode one row as the executor produces it (or count it dropped) */
 static void
-EncodeRow(EncodeReader *reader, HeapTuple tuple, TupleDesc desc)
+EncodeRow(Datum *values, bool *nulls, void *arg)
 {
+	EncodeReader *reader = (EncodeReader *) arg;
 	QidEncoded *enc = reader->enc;
 	int			ncolumns = enc->ncolumns;
 	MemoryContext old;
-	bool		isnull;
 
-	if (reader->options->drop_incomplete)
+	/* a batch ends: its rows within the limit, its detoasted copies freed */
+	if (reader->in_batch == FETCH_BATCH)
 	{
-		Datum		incomplete = heap_getattr(tuple, ncolumns + 1, desc, &isnull);
-
-		if (!isnull && DatumGetBool(incomplete))
-		{
-			enc->dropped++;
-			return;
-		}
+		CHECK_FOR_INTERRUPTS();
+		EncodeCheckRows(reader);
+		MemoryContextReset(reader->batch);
+		EncodeCheckMemory(reader);
+		reader->batch_start = enc->nrows;
+		reader->in_batch = 0;
 	}
-
+	reader->in_batch++;
+	if (reader->options->drop_incomplete &&
+		!nulls[ncolumns] && DatumGetBool(values[ncolumns]))
+	{
+		enc->dropped++;
+		return;
+	}
+	/* past the limit: the batch's end reports it */
+	if (enc->nrows == reader->max_rows)
+		return;
+	EncodeReserve(reader);
 	old = MemoryContextSwitchTo(reader->batch);
-	heap_deform_tuple(tuple, desc, reader->row_values, reader->row_nulls);
 	for (int i = 0; i < ncolumns; i++)
 		enc->codes[i][enc->nrows] = EncodeValue(&reader->columns[i], reader->tables[i],
-												reader->work, reader->row_values[i],
-												reader->row_nulls[i]);
+												reader->work, values[i], nulls[i]);
 	MemoryContextSwitchTo(old);
 	if (reader->key_column >= 0)
 	{
 		char	   *key = NULL;
 
-		if (!reader->row_nulls[reader->key_column])
+		if (!nulls[reader->key_column])
 		{
 			old = MemoryContextSwitchTo(reader->caller);
-			key = TextDatumGetCString(reader->row_values[reader->key_column]);
+			key = TextDatumGetCString(values[reader->key_column]);
 			MemoryContextSwitchTo(old);
 			reader->key_bytes += strlen(key) + 1;
 		}
@@ -759,34 +851,6 @@ EncodeCheckMemory(EncodeReader *reader)
 	QidCheckSearchMemory(bytes, reader->funcname, "The encoded columns and their dictionaries");
 }
 
-/* Fetch and encode the cursor's rows, a batch at a time */
-static void
-EncodeRows(EncodeReader *reader, Portal portal)
-{
-	for (;;)
-	{
-		SPITupleTable *tuptable;
-		uint64		nfetched;
-
-		SPI_cursor_fetch(portal, true, FETCH_BATCH);
-		nfetched = SPI_processed;
-		tuptable = SPI_tuptable;
-		if (nfetched == 0)
-			break;
-
-		EncodeReserve(reader, nfetched);
-		for (uint64 r = 0; r < nfetched; r++)
-		{
-			if ((r & 0x3FF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			EncodeRow(reader, tuptable->vals[r], tuptable->tupdesc);
-		}
-		SPI_freetuptable(tuptable);
-		MemoryContextReset(reader->batch);
-		EncodeCheckMemory(reader);
-	}
-}
-
 /*
  * Read the chosen columns of a locked relation once and dictionary-encode
  * them.  The columns must be distinct.  With drop_incomplete, rows with a
@@ -799,17 +863,19 @@ EncodeRows(EncodeReader *reader, Portal portal)
 QidEncoded *
 QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char *funcname)
 {
+	static const QidRowReader encoder = {EncodeColumnsInit, EncodeRow};
 	EncodeReader reader;
 	QidEncoded *enc;
-	Portal		portal;
+	int			ret;
 
 	EncodeReaderInit(&reader, rel, options, funcname);
 	enc = reader.enc;
-	portal = EncodeCursorOpen(&reader);
-	EncodeColumnsInit(&reader, portal->tupDesc);
-	EncodeRows(&reader, portal);
-	SPI_cursor_close(portal);
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(ret));
+	QidReadRows(rel, EncodeQuery(rel, options), 0, &encoder, &reader, funcname);
 	SPI_finish();
+	EncodeCheckRows(&reader);
+	EncodeCheckMemory(&reader);
 
 	for (int i = 0; i < rel->ncolumns; i++)
 	{

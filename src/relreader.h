@@ -15,6 +15,15 @@ extern void QidRelationCheckResult(QidRelation *rel, TupleDesc desc, int first, 
 								   const char *funcname);
 extern bool QidReadSnapshotPush(QidRelation *rel, QidRelation *other);
 extern void QidCheckSearchMemory(double bytes, const char *funcname, const char *what);
+/* What QidReadRows calls: startup with the executed query's columns (may be NULL), row per row */
+typedef struct QidRowReader
+{
+	void		(*startup) (TupleDesc desc, void *arg);
+	void		(*row) (Datum *values, bool *isnull, void *arg);
+} QidRowReader;
+
+extern void QidReadRows(QidRelation *rel, const char *query, int first, const QidRowReader *reader,
+						void *arg, const char *funcname);
 extern QidEncoded *QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options,
 									 const char *funcname);
 
