@@ -1745,22 +1745,42 @@ PopulationQuery(const Lattice *lat, const QidRelation *rel)
 	return query.data;
 }
 
+/* Reading the population: its rows arrive one by one (QidReadRows) */
+typedef struct PopulationReader
+{
+	Lattice    *lat;
+	MemoryContext keep;			/* where new values are copied */
+	MemoryContext batch;		/* detoasted values, reset now and then */
+	int		   *text_att;		/* per column: its text column, -1 */
+	int64		rows;
+} PopulationReader;
+
 /* Encode one population row into the columns' codes and count its tuple */
 static void
-PopulationRow(Lattice *lat, const Datum *values, const bool *nulls, const int *text_att, MemoryContext keep)
+PopulationRow(Datum *values, bool *nulls, void *arg)
 {
+	PopulationReader *reader = (PopulationReader *) arg;
+	Lattice    *lat = reader->lat;
 	int32	   *probe = TupleIndexProbe(lat->pop_tuples);
+	MemoryContext old = MemoryContextSwitchTo(reader->batch);
 
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
+		int			t = reader->text_att[i];
 		bool		isnew;
 
-		probe[i] = ValueCode(&col->dict, values[i], nulls[i], keep, &isnew);
-		if (text_att[i] >= 0)
-			HierarchyRow(lat, col, probe[i], isnew, values[text_att[i]], nulls[text_att[i]]);
+		probe[i] = ValueCode(&col->dict, values[i], nulls[i], reader->keep, &isnew);
+		if (t >= 0)
+			HierarchyRow(lat, col, probe[i], isnew, values[t], nulls[t]);
 	}
 	TupleIndexAdd(lat->pop_tuples, 1);
+	MemoryContextSwitchTo(old);
+	if (++reader->rows % LATTICE_FETCH_BATCH == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(reader->batch);
+	}
 }
 
 /*
@@ -1771,49 +1791,22 @@ PopulationRow(Lattice *lat, const Datum *values, const bool *nulls, const int *t
 static void
 ReadPopulation(Lattice *lat)
 {
-	MemoryContext keep = CurrentMemoryContext;
-	MemoryContext batch = AllocSetContextCreate(keep, "qid_lattice population batch", ALLOCSET_DEFAULT_SIZES);
+	static const QidRowReader row_reader = {NULL, PopulationRow};
 	QidRelation *rel = OpenPopulation(lat);
-	SPIPlanPtr	plan;
-	Portal		portal;
+	PopulationReader reader;
 	int			natts = lat->ncolumns;
-	int		   *text_att = palloc(sizeof(int) * lat->ncolumns);
-	Datum	   *values;
-	bool	   *nulls;
 
+	reader.lat = lat;
+	reader.keep = CurrentMemoryContext;
+	reader.batch = AllocSetContextCreate(reader.keep, "qid_lattice population batch", ALLOCSET_DEFAULT_SIZES);
+	reader.text_att = palloc(sizeof(int) * lat->ncolumns);
+	reader.rows = 0;
 	for (int i = 0; i < lat->ncolumns; i++)
-		text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
-	values = palloc(sizeof(Datum) * natts);
-	nulls = palloc(sizeof(bool) * natts);
+		reader.text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
 	lat->pop_tuples = TupleIndexCreate(lat->ncolumns, 1024, lat->funcname);
-	plan = SPI_prepare(PopulationQuery(lat, rel), 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	MemoryContextSwitchTo(keep);
-	QidRelationCheckResult(rel, portal->tupDesc, 0, lat->ncolumns, lat->funcname);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, LATTICE_FETCH_BATCH);
-		MemoryContextSwitchTo(keep);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 r = 0; r < SPI_processed; r++)
-		{
-			MemoryContext old = MemoryContextSwitchTo(batch);
-
-			if ((r & 0x3FF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, values, nulls);
-			MemoryContextSwitchTo(old);
-			PopulationRow(lat, values, nulls, text_att, keep);
-		}
-		SPI_freetuptable(SPI_tuptable);
-		MemoryContextReset(batch);
-	}
-	SPI_cursor_close(portal);
-	MemoryContextSwitchTo(keep);
-	MemoryContextDelete(batch);
+	QidReadRows(rel, PopulationQuery(lat, rel), 0, &row_reader, &reader, lat->funcname);
+	MemoryContextSwitchTo(reader.keep);
+	MemoryContextDelete(reader.batch);
 }
 
 /*

@@ -55,7 +55,9 @@ INSERT INTO calls (label, stmt) VALUES
  ('weighted_risk_summary', $$SELECT row(rows, classes, singletons, estimated_population, round(expected_reidentifications::numeric, 9))::text FROM weighted_risk_summary('rt', ARRAY['c', 'a'], 'w')$$),
  ('qid_check', $$SELECT string_agg(rule || '=' || round(measured::numeric, 9), ',' ORDER BY rule) FROM qid_check('rt', ARRAY['c', 'b'], '{"min_k": 1, "max_singleton_share": 1}')$$),
  ('column_distinct_counts', $$SELECT string_agg(column_name || '=' || distinct_values, ',') FROM column_distinct_counts('rt', ARRAY['c', 'a'])$$),
- ('qid_generalize', $$SELECT string_agg(name || '=' || singletons || '/' || rows_modified, ',' ORDER BY name) FROM qid_generalize('rt', ARRAY['c', 'a'], '{"name": "x", "columns": {"a": {"constant": "*"}}}')$$);
+ ('qid_generalize', $$SELECT string_agg(name || '=' || singletons || '/' || rows_modified, ',' ORDER BY name) FROM qid_generalize('rt', ARRAY['c', 'a'], '{"name": "x", "columns": {"a": {"constant": "*"}}}')$$),
+ ('qid_lattice', $$SELECT string_agg(array_to_string(levels, '+') || '=' || anonymous || '/' || rows_suppressed, ',' ORDER BY levels) FROM qid_lattice('rt', ARRAY['c', 'a'], '{"a": {"widths": [2, 4]}}', 2, 0.2)$$),
+ ('qid_lattice k_map population', $$SELECT string_agg(array_to_string(levels, '+') || '=' || anonymous || '/' || rows_suppressed, ',' ORDER BY levels) FROM qid_lattice('rt', ARRAY['c', 'a'], '{"a": {"widths": [2, 4]}}', 1, 0.2, privacy => '{"k_map": {"k": 2, "population": "rt_master"}}')$$);
 CREATE TABLE outcomes (call integer, round integer, result text, state text, message text);
 SQL
 # the answers before any change
