@@ -1351,6 +1351,30 @@ LatticeQuery(Oid relid, Lattice *lat, const char *sensitive)
 	return query.data;
 }
 
+/*
+ * Whether equal values of a type always have the same text, so that a value's
+ * hierarchy row is looked up once, for its first row: integers, bool, and
+ * text and varchar under a deterministic collation.  Not numeric (1.0 and
+ * 1.00), floats (-0 and 0), bpchar (trailing blanks), domains or others.
+ */
+static bool
+TextFollowsEquality(Oid type, Oid collation)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			return OidIsValid(collation) && get_collation_isdeterministic(collation);
+		default:
+			return false;
+	}
+}
+
 /* Map a row's value text to its hierarchy row, checking equal values agree */
 static inline void
 HierarchyRow(Lattice *lat, LatColumn *col, int32 code, bool isnew, Datum text_value,
@@ -1443,6 +1467,7 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 	int64		capacity = 0;
 	int			ncol = lat->ncolumns;
 	int		   *text_att;
+	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
 	ValueDict	sens_dict;
 	int			natts;
 	Datum	   *values;
@@ -1459,6 +1484,7 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 
 	/* types and collations as the executed query sees them */
 	text_att = palloc(sizeof(int) * ncol);
+	text_once = palloc(sizeof(bool) * ncol);
 	natts = ncol;
 	for (int i = 0; i < ncol; i++)
 	{
@@ -1467,6 +1493,7 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
 					  lat->columns[i].name, lat->funcname);
 		text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
+		text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
 	}
 	if (sensitive != NULL)
 	{
@@ -1528,7 +1555,7 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 				int32		code = ValueCode(&col->dict, values[i], nulls[i], keep, &isnew);
 
 				col->codes[lat->nrows] = code;
-				if (text_att[i] >= 0)
+				if (text_att[i] >= 0 && (isnew || !text_once[i]))
 					HierarchyRow(lat, col, code, isnew, values[text_att[i]], nulls[text_att[i]]);
 			}
 			if (sensitive != NULL)
