@@ -2109,6 +2109,183 @@ SplitClasses(Lattice *lat, const int32 *perm, const int32 *ends, int32 nclasses,
 }
 
 /*
+ * A class key's hash: multiply-shift under the call's random odd multiplier,
+ * the top bits folded into the low ones the table masks
+ */
+static inline uint32
+ClassKeyHash(uint64 k)
+{
+	uint32		h = (uint32) (((k + 1) * (lattice_hash_seed | 1)) >> 32);
+
+	return h ^ (h >> 16);
+}
+
+/* A node's classes by the split columns' codes as one mixed-radix key */
+typedef struct ClassKeyEntry
+{
+	uint64		key;
+	int32		cls;
+	char		status;
+} ClassKeyEntry;
+
+#define SH_PREFIX classkey
+#define SH_ELEMENT_TYPE ClassKeyEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) ClassKeyHash(k)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/*
+ * The multipliers of the split columns' codes in one 64-bit key, false when
+ * the product of their numbers of codes at the node's levels overflows it
+ */
+static bool
+ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult)
+{
+	uint64		product = 1;
+
+	for (int j = 0; j < nsplit; j++)
+	{
+		mult[j] = product;
+		if (pg_mul_u64_overflow(product, (uint64) lat->columns[lat->split[j]].ndist[levels[lat->split[j]]],
+								&product))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The classes of the rows [0, m) by the split columns, as one SplitClasses
+ * pass per column would give them (ends in *ends, rows in *perm), with one
+ * hash lookup per row: rows are grouped by their key in order of first
+ * occurrence, then those classes are ordered by the column-by-column passes
+ * (which order the subclasses of a class by first occurrence, so a class's
+ * place follows its first row), and the rows placed stably.
+ */
+static int32
+GroupRows(Lattice *lat, int32 m, int nsplit, const uint64 *mult,
+		  int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
+{
+	int			ncol = lat->ncolumns;
+	int32	   *cls = lat->key;
+	int32	   *start = lat->group_class;	/* per class: its rows, then its place */
+	classkey_hash *table = classkey_create(CurrentMemoryContext, 1024, NULL);
+	int32		nclasses = 0;
+	int32		n;
+	int32		pos = 0;
+	int32	   *order;
+	int32	   *out;
+
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = lat->rowcodes + (Size) x * ncol;
+		uint64		key = 0;
+		ClassKeyEntry *entry;
+		bool		found;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+		{
+			int32		code0 = row[lat->split[j]];
+
+			key += (uint64) (lat->maps[j] ? lat->maps[j][code0] : code0) * mult[j];
+		}
+		entry = classkey_insert(table, key, &found);
+		if (!found)
+		{
+			for (int j = 0; j < nsplit; j++)
+			{
+				int32		code0 = row[lat->split[j]];
+
+				lat->keys[j][nclasses] = lat->maps[j] ? lat->maps[j][code0] : code0;
+			}
+			entry->cls = nclasses;
+			start[nclasses++] = 0;
+		}
+		cls[x] = entry->cls;
+		start[entry->cls]++;
+	}
+	classkey_destroy(table);
+
+	/* the classes' order: the column-by-column passes over one item per class */
+	for (int32 c = 0; c < nclasses; c++)
+		(*perm)[c] = c;
+	(*ends)[0] = nclasses;
+	n = 1;
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	Assert(n == nclasses);
+	order = *perm;
+	for (int32 t = 0; t < nclasses; t++)
+	{
+		int32		c = order[t];
+		int32		size = start[c];
+
+		start[c] = pos;
+		pos += size;
+		(*ends)[t] = pos;
+	}
+	/* the rows, in order within each class */
+	out = *perm2;
+	for (int32 x = 0; x < m; x++)
+		out[start[cls[x]]++] = x;
+	*perm2 = *perm;
+	*perm = out;
+	return nclasses;
+}
+
+/*
+ * The classes of base's items (the rows when NULL) [0, m) by the split
+ * columns: one SplitClasses pass per column (ends in *ends, items in *perm)
+ */
+static int32
+SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
+			 int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
+{
+	int			ncol = lat->ncolumns;
+	int32		nclasses = 0;
+
+	for (int32 x = 0; x < m; x++)
+		(*perm)[x] = x;
+	if (m > 0)
+		(*ends)[nclasses++] = m;
+	/* every split column's codes in one pass over the rows */
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+		{
+			int32		code0 = row[lat->split[j]];
+
+			lat->keys[j][x] = lat->maps[j] ? lat->maps[j][code0] : code0;
+		}
+	}
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		nclasses = SplitClasses(lat, *perm, *ends, nclasses, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	return nclasses;
+}
+
+/*
  * beta-likeness of one class (Cao and Karras 2012): every sensitive value's
  * share in the class exceeds its share in the table by at most beta times
  * that share; enhanced, by at most min(beta, -ln share) times it
@@ -2554,18 +2731,13 @@ EvaluateNode(Lattice *lat, int64 node)
 	int		   *split = lat->split;
 	const int32 **maps = lat->maps;
 	int			nsplit;
+	uint64	   *mult = palloc(sizeof(uint64) * ncol);
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
 	NodeLevels(lat, node, levels);
 	if (base != NULL)
 		base->used = ++lat->clock;
-	for (int32 x = 0; x < m; x++)
-		perm[x] = x;
-	nclasses = 0;
-	if (m > 0)
-		ends[nclasses++] = m;
-	/* every split column's codes in one pass over the rows */
 	nsplit = 0;
 	for (int i = 0; i < ncol; i++)
 		if (lat->columns[i].ndist[levels[i]] > 1)
@@ -2574,27 +2746,12 @@ EvaluateNode(Lattice *lat, int64 node)
 			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
 			nsplit++;
 		}
-	for (int32 x = 0; x < m; x++)
-	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
-
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-		{
-			int32		code0 = row[split[j]];
-
-			lat->keys[j][x] = maps[j] ? maps[j][code0] : code0;
-		}
-	}
-	for (int j = 0; j < nsplit; j++)
-	{
-		int32	   *tmp;
-
-		nclasses = SplitClasses(lat, perm, ends, nclasses, lat->keys[j], perm2, ends2, NULL);
-		tmp = perm, perm = perm2, perm2 = tmp;
-		tmp = ends, ends = ends2, ends2 = tmp;
-	}
+	/* from the rows: group by one key, then order the classes */
+	if (base == NULL && m > 1 && nsplit > 1 && ClassKeyRadix(lat, levels, nsplit, mult))
+		nclasses = GroupRows(lat, m, nsplit, mult, &perm, &perm2, &ends, &ends2);
+	else
+		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
+	pfree(mult);
 	if (lat->has_sensitive)
 	{
 		int32	   *tmp;
