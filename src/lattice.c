@@ -1328,29 +1328,6 @@ LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
 	HierarchyCheckNested(col, funcname);
 }
 
-/* Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM rel" */
-static char *
-LatticeQuery(Oid relid, Lattice *lat, const char *sensitive)
-{
-	StringInfoData query;
-
-	initStringInfo(&query);
-	appendStringInfoString(&query, "SELECT ");
-	for (int i = 0; i < lat->ncolumns; i++)
-		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "",
-						 quote_identifier(lat->columns[i].name));
-	for (int i = 0; i < lat->ncolumns; i++)
-		if (lat->columns[i].hrows > 0)
-			appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)",
-							 quote_identifier(lat->columns[i].name));
-	if (sensitive != NULL)
-		appendStringInfo(&query, ", %s", quote_identifier(sensitive));
-	appendStringInfo(&query, " FROM %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)));
-	return query.data;
-}
-
 /*
  * Whether equal values of a type always have the same text, so that a value's
  * hierarchy row is looked up once, for its first row: integers, bool, and
@@ -1373,6 +1350,64 @@ TextFollowsEquality(Oid type, Oid collation)
 		default:
 			return false;
 	}
+}
+
+/*
+ * Whether a hierarchy column's text can be taken from its value instead of
+ * a cast column: text and varchar (the value is its text) and integers (the
+ * cast is their output function), as the relation declares them
+ */
+static bool
+TextFromValue(Oid relid, const char *name)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+
+	get_atttypetypmodcoll(relid, get_attnum(relid, name), &type, &typmod, &collation);
+	return type != BOOLOID && TextFollowsEquality(type, collation);
+}
+
+/*
+ * Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM
+ * rel"; from_value[i]: column i's text is taken from its value, not cast
+ */
+static char *
+LatticeQuery(Oid relid, Lattice *lat, const char *sensitive, bool *from_value)
+{
+	StringInfoData query;
+
+	initStringInfo(&query);
+	appendStringInfoString(&query, "SELECT ");
+	for (int i = 0; i < lat->ncolumns; i++)
+		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "",
+						 quote_identifier(lat->columns[i].name));
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		from_value[i] = lat->columns[i].hrows > 0 && TextFromValue(relid, lat->columns[i].name);
+		if (lat->columns[i].hrows > 0 && !from_value[i])
+			appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)",
+							 quote_identifier(lat->columns[i].name));
+	}
+	if (sensitive != NULL)
+		appendStringInfo(&query, ", %s", quote_identifier(sensitive));
+	appendStringInfo(&query, " FROM %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)));
+	return query.data;
+}
+
+/* The text of a value whose text is its cast: itself (text, varchar) or its output */
+static Datum
+ValueText(const ValueDict *dict, Datum value)
+{
+	Oid			output;
+	bool		isvarlena;
+
+	if (dict->type == TEXTOID || dict->type == VARCHAROID)
+		return value;
+	getTypeOutputInfo(dict->type, &output, &isvarlena);
+	return CStringGetTextDatum(OidOutputFunctionCall(output, value));
 }
 
 /* Map a row's value text to its hierarchy row, checking equal values agree */
@@ -1468,12 +1503,14 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 	int			ncol = lat->ncolumns;
 	int		   *text_att;
 	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
+	bool	   *from_value;		/* at its first row, from the value's text */
 	ValueDict	sens_dict;
 	int			natts;
 	Datum	   *values;
 	bool	   *nulls;
 
-	query = LatticeQuery(relid, lat, sensitive);
+	from_value = palloc(sizeof(bool) * ncol);
+	query = LatticeQuery(relid, lat, sensitive, from_value);
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
@@ -1492,8 +1529,11 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 
 		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
 					  lat->columns[i].name, lat->funcname);
-		text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
+		text_att[i] = lat->columns[i].hrows > 0 && !from_value[i] ? natts++ : -1;
 		text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
+		if (from_value[i] && (!text_once[i] || att->atttypid == BOOLOID))
+			elog(ERROR, "%s: column \"%s\" changed type while being read",
+				 lat->funcname, lat->columns[i].name);
 	}
 	if (sensitive != NULL)
 	{
@@ -1557,6 +1597,9 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 				col->codes[lat->nrows] = code;
 				if (text_att[i] >= 0 && (isnew || !text_once[i]))
 					HierarchyRow(lat, col, code, isnew, values[text_att[i]], nulls[text_att[i]]);
+				else if (from_value[i] && isnew)
+					HierarchyRow(lat, col, code, isnew,
+								 nulls[i] ? (Datum) 0 : ValueText(&col->dict, values[i]), nulls[i]);
 			}
 			if (sensitive != NULL)
 				lat->sens[lat->nrows] = ValueCode(&sens_dict, values[natts - 1], nulls[natts - 1],
