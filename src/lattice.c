@@ -81,6 +81,9 @@ PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
 /* Rows fetched from the cursor at a time */
 #define LATTICE_FETCH_BATCH 10000
 
+/* Most class keys grouped through a direct table rather than a hash table */
+#define LATTICE_DENSE_KEYS (1 << 18)
+
 /* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
 
@@ -387,6 +390,9 @@ typedef struct Lattice
 	int32	   *starts;
 	int32	   *touched;
 	int32	   *group_class;	/* per class: groups so far (sensitive split) */
+	NodeItems  *bottom;			/* the rows by their level-0 codes (BottomItems) */
+	int32	   *dense;			/* per class key: its class, -1 (GroupKeys) */
+	bool		bottom_tried;
 	OrderedTable ordered_table;	/* ordered distance: the table's cumulative shares */
 	OrderedItem *items;			/* and a class's values, by rank */
 	int32	   *levels;			/* the node being evaluated */
@@ -2187,7 +2193,7 @@ typedef struct ClassKeyEntry
  * the product of their numbers of codes at the node's levels overflows it
  */
 static bool
-ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult)
+ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult, uint64 *nkeys)
 {
 	uint64		product = 1;
 
@@ -2198,37 +2204,44 @@ ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult)
 								&product))
 			return false;
 	}
+	*nkeys = product;
 	return true;
 }
 
 /*
- * The classes of the rows [0, m) by the split columns, as one SplitClasses
- * pass per column would give them (ends in *ends, rows in *perm), with one
- * hash lookup per row: rows are grouped by their key in order of first
- * occurrence, then those classes are ordered by the column-by-column passes
- * (which order the subclasses of a class by first occurrence, so a class's
- * place follows its first row), and the rows placed stably.
+ * Group the items [0, m) of base (the rows when NULL) by the split columns'
+ * key, classes numbered in order of first occurrence: cls[x] is an item's
+ * class, size[c] a class's items, first[c] (unless NULL) its first item and
+ * keys[j][c] its code in split column j
  */
 static int32
-GroupRows(Lattice *lat, int32 m, int nsplit, const uint64 *mult,
-		  int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
+GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
+		  uint64 nkeys, int32 *cls, int32 *size, int32 *first)
 {
 	int			ncol = lat->ncolumns;
-	int32	   *cls = lat->key;
-	int32	   *start = lat->group_class;	/* per class: its rows, then its place */
-	classkey_hash *table = classkey_create(CurrentMemoryContext, 1024, NULL);
+	classkey_hash *table = NULL;
+	int32	   *dense = NULL;
+	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
 	int32		nclasses = 0;
-	int32		n;
-	int32		pos = 0;
-	int32	   *order;
-	int32	   *out;
 
+	/* few possible keys: a class per key, else a hash table */
+	if (nkeys <= (uint64) Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)))
+	{
+		if (lat->dense == NULL)
+		{
+			lat->dense = MemoryContextAlloc(GetMemoryChunkContext(lat->perm),
+											sizeof(int32) * LATTICE_DENSE_KEYS);
+			memset(lat->dense, -1, sizeof(int32) * LATTICE_DENSE_KEYS);
+		}
+		dense = lat->dense;
+	}
+	else
+		table = classkey_create(CurrentMemoryContext, 1024, NULL);
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = lat->rowcodes + (Size) x * ncol;
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
 		uint64		key = 0;
-		ClassKeyEntry *entry;
-		bool		found;
+		int32		c;
 
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -2238,8 +2251,25 @@ GroupRows(Lattice *lat, int32 m, int nsplit, const uint64 *mult,
 
 			key += (uint64) (lat->maps[j] ? lat->maps[j][code0] : code0) * mult[j];
 		}
-		entry = classkey_insert(table, key, &found);
-		if (!found)
+		if (dense != NULL)
+		{
+			c = dense[key];
+			if (c < 0)
+			{
+				c = dense[key] = nclasses;
+				dense_keys[c] = (int32) key;
+			}
+		}
+		else
+		{
+			bool		found;
+			ClassKeyEntry *entry = classkey_insert(table, key, &found);
+
+			if (!found)
+				entry->cls = nclasses;
+			c = entry->cls;
+		}
+		if (c == nclasses)
 		{
 			for (int j = 0; j < nsplit; j++)
 			{
@@ -2247,19 +2277,45 @@ GroupRows(Lattice *lat, int32 m, int nsplit, const uint64 *mult,
 
 				lat->keys[j][nclasses] = lat->maps[j] ? lat->maps[j][code0] : code0;
 			}
-			entry->cls = nclasses;
-			start[nclasses++] = 0;
+			if (first != NULL)
+				first[nclasses] = x;
+			size[nclasses++] = 0;
 		}
-		cls[x] = entry->cls;
-		start[entry->cls]++;
+		cls[x] = c;
+		size[c]++;
 	}
-	classkey_destroy(table);
+	if (dense != NULL)
+		for (int32 c = 0; c < nclasses; c++)
+			dense[dense_keys[c]] = -1;
+	else
+		classkey_destroy(table);
+	return nclasses;
+}
 
-	/* the classes' order: the column-by-column passes over one item per class */
+/*
+ * The classes of base's items (the rows when NULL) [0, m) by the split
+ * columns, as one SplitClasses pass per column would give them (ends in
+ * *ends, items in *perm), with one hash lookup per item: items are grouped
+ * by their key, then those classes are ordered by the column-by-column
+ * passes over one item per class (which order the subclasses of a class by
+ * first occurrence, so a class's place follows its first item), and the
+ * items placed stably.
+ */
+static int32
+GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
+		   uint64 nkeys, int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
+{
+	int32	   *cls = lat->key;
+	int32	   *start = lat->group_class;	/* per class: its items, then its place */
+	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL);
+	int32		n = 1;
+	int32		pos = 0;
+	int32	   *order;
+	int32	   *out;
+
 	for (int32 c = 0; c < nclasses; c++)
 		(*perm)[c] = c;
 	(*ends)[0] = nclasses;
-	n = 1;
 	for (int j = 0; j < nsplit; j++)
 	{
 		int32	   *tmp;
@@ -2279,13 +2335,63 @@ GroupRows(Lattice *lat, int32 m, int nsplit, const uint64 *mult,
 		pos += size;
 		(*ends)[t] = pos;
 	}
-	/* the rows, in order within each class */
+	/* the items, in order within each class */
 	out = *perm2;
 	for (int32 x = 0; x < m; x++)
 		out[start[cls[x]]++] = x;
 	*perm2 = *perm;
 	*perm = out;
 	return nclasses;
+}
+
+/*
+ * The rows grouped by their level-0 codes, without a sensitive column: the
+ * base of the nodes no cached snapshot lies below.  Its items are in order
+ * of their first rows, so refining them orders classes as refining the rows
+ * would, with the same first rows.  Built once; NULL when the key overflows.
+ */
+static NodeItems *
+BottomItems(Lattice *lat)
+{
+	int32		nrows = (int32) lat->nrows;
+	int			nsplit = 0;
+	uint64	   *mult;
+	uint64		nkeys;
+	int32	   *levels;
+	NodeItems  *s;
+	int32		n;
+
+	if (lat->bottom_tried)
+		return lat->bottom;
+	lat->bottom_tried = true;
+	if (lat->has_sensitive || nrows < 2)
+		return NULL;
+	mult = palloc(sizeof(uint64) * lat->ncolumns);
+	levels = palloc0(sizeof(int32) * lat->ncolumns);
+	for (int i = 0; i < lat->ncolumns; i++)
+		if (lat->columns[i].ndist[0] > 1)
+		{
+			lat->split[nsplit] = i;
+			lat->maps[nsplit++] = NULL;
+		}
+	if (nsplit > 0 && ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+	{
+		n = GroupKeys(lat, NULL, nrows, nsplit, mult, nkeys, lat->key, lat->group_class, lat->perm);
+		s = palloc0(sizeof(NodeItems));
+		s->node = -1;
+		s->nitems = s->nclasses = n;
+		s->rep = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
+		s->count = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
+		s->class_end = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
+		memcpy(s->rep, lat->perm, sizeof(int32) * n);
+		memcpy(s->count, lat->group_class, sizeof(int32) * n);
+		for (int32 c = 0; c < n; c++)
+			s->class_end[c] = c + 1;
+		lat->bottom = s;
+	}
+	pfree(mult);
+	pfree(levels);
+	return lat->bottom;
 }
 
 /*
@@ -2758,7 +2864,7 @@ static void
 EvaluateNode(Lattice *lat, int64 node)
 {
 	NodeItems   *base = CacheBase(lat, node);
-	int32		m = base ? base->nitems : (int32) lat->nrows;
+	int32		m;
 	int32	   *levels = lat->levels;
 	int32	   *perm = lat->perm;
 	int32	   *perm2 = lat->perm2;
@@ -2775,12 +2881,16 @@ EvaluateNode(Lattice *lat, int64 node)
 	const int32 **maps = lat->maps;
 	int			nsplit;
 	uint64	   *mult = palloc(sizeof(uint64) * ncol);
+	uint64		nkeys;
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
 	NodeLevels(lat, node, levels);
 	if (base != NULL)
 		base->used = ++lat->clock;
+	else
+		base = BottomItems(lat);
+	m = base ? base->nitems : (int32) lat->nrows;
 	nsplit = 0;
 	for (int i = 0; i < ncol; i++)
 		if (lat->columns[i].ndist[levels[i]] > 1)
@@ -2789,9 +2899,10 @@ EvaluateNode(Lattice *lat, int64 node)
 			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
 			nsplit++;
 		}
-	/* from the rows: group by one key, then order the classes */
-	if (base == NULL && m > 1 && nsplit > 1 && ClassKeyRadix(lat, levels, nsplit, mult))
-		nclasses = GroupRows(lat, m, nsplit, mult, &perm, &perm2, &ends, &ends2);
+	/* group by one key, then order the classes */
+	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
+		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
 	else
 		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
 	pfree(mult);
