@@ -1493,6 +1493,150 @@ CompareSens(const void *a, const void *b, void *arg)
 	return ApplySortComparator(x->value, false, y->value, false, (SortSupport) arg);
 }
 
+/* Reading the relation: the query's rows arrive one by one, not copied */
+typedef struct EncodeState
+{
+	DestReceiver pub;
+	Lattice    *lat;
+	MemoryContext keep;
+	bool		has_sensitive;
+	const char *sensitive;
+	int64		capacity;
+	int		   *text_att;		/* per column: its text column, -1 */
+	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
+	bool	   *from_value;		/* at its first row, from the value's text */
+	ValueDict	sens_dict;
+} EncodeState;
+
+/* The query's columns, as the executed query sees them: the dictionaries */
+static void
+EncodeStartup(DestReceiver *self, int operation, TupleDesc desc)
+{
+	EncodeState *st = (EncodeState *) self;
+	Lattice    *lat = st->lat;
+	MemoryContext old = MemoryContextSwitchTo(st->keep);
+	int			natts = lat->ncolumns;
+
+	(void) operation;
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
+					  lat->columns[i].name, lat->funcname);
+		st->text_att[i] = lat->columns[i].hrows > 0 && !st->from_value[i] ? natts++ : -1;
+		st->text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
+		if (st->from_value[i] && (!st->text_once[i] || att->atttypid == BOOLOID))
+			elog(ERROR, "%s: column \"%s\" changed type while being read",
+				 lat->funcname, lat->columns[i].name);
+	}
+	if (st->has_sensitive)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, natts);
+
+		ValueDictInit(&st->sens_dict, att->atttypid, att->attcollation,
+					  st->sensitive, lat->funcname);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Room for more rows' codes, within the memory budget */
+static void
+EncodeGrow(EncodeState *st)
+{
+	Lattice    *lat = st->lat;
+	int			ncol = lat->ncolumns;
+	int64		newcap = Max(st->capacity * 2, LATTICE_FETCH_BATCH);
+
+	if (newcap >= PG_INT32_MAX / 2)
+		newcap = PG_INT32_MAX / 2 - 1;
+	if (lat->nrows + 1 > newcap)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s handles at most %d rows", lat->funcname, PG_INT32_MAX / 2 - 2)));
+	CheckLatticeMemory((double) newcap * sizeof(int32) * (ncol + 1) * 3,
+					   lat->funcname, "The encoded columns and the evaluation buffers");
+	for (int i = 0; i < ncol; i++)
+		lat->columns[i].codes = lat->columns[i].codes == NULL ?
+			MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap) :
+			repalloc_huge(lat->columns[i].codes, sizeof(int32) * newcap);
+	if (st->has_sensitive)
+		lat->sens = lat->sens == NULL ?
+			MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap) :
+			repalloc_huge(lat->sens, sizeof(int32) * newcap);
+	st->capacity = newcap;
+}
+
+static void EncodeCheckMemory(EncodeState *st);
+
+/* One row: its codes and hierarchy rows */
+static bool
+EncodeReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	EncodeState *st = (EncodeState *) self;
+	Lattice    *lat = st->lat;
+	MemoryContext old = MemoryContextSwitchTo(st->keep);
+	Datum	   *values;
+	bool	   *nulls;
+	bool		isnew;
+
+	slot_getallattrs(slot);
+	values = slot->tts_values;
+	nulls = slot->tts_isnull;
+	if (lat->nrows == st->capacity)
+		EncodeGrow(st);
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		LatColumn  *col = &lat->columns[i];
+		int32		code = ValueCode(&col->dict, values[i], nulls[i], st->keep, &isnew);
+		int			t = st->text_att[i];
+
+		col->codes[lat->nrows] = code;
+		if (t >= 0 && (isnew || !st->text_once[i]))
+			HierarchyRow(lat, col, code, isnew, values[t], nulls[t]);
+		else if (st->from_value[i] && isnew)
+			HierarchyRow(lat, col, code, isnew,
+						 nulls[i] ? (Datum) 0 : ValueText(&col->dict, values[i]), nulls[i]);
+	}
+	if (st->has_sensitive)
+	{
+		int			t = slot->tts_tupleDescriptor->natts - 1;
+
+		lat->sens[lat->nrows] = ValueCode(&st->sens_dict, values[t], nulls[t], st->keep, &isnew);
+	}
+	lat->nrows++;
+	if (lat->nrows % LATTICE_FETCH_BATCH == 0)
+		EncodeCheckMemory(st);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/* The encoded columns and their dictionaries within the memory budget */
+static void
+EncodeCheckMemory(EncodeState *st)
+{
+	Lattice    *lat = st->lat;
+	double		bytes = (double) st->capacity * sizeof(int32) * (lat->ncolumns + 1) * 3;
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
+			lat->columns[i].dict.bytes;
+	CheckLatticeMemory(bytes, lat->funcname,
+					   "The encoded columns, their dictionaries and the evaluation buffers");
+}
+
+static void
+EncodeShutdown(DestReceiver *self)
+{
+	(void) self;
+}
+
+static void
+EncodeDestroy(DestReceiver *self)
+{
+	(void) self;
+}
+
 /*
  * Read the relation once: level-0 codes per column, hierarchy rows, and the
  * sensitive value's code (its rank in the type's order when ordered).
@@ -1501,135 +1645,46 @@ static void
 EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 {
 	MemoryContext keep = CurrentMemoryContext;
-	MemoryContext batch;
 	char	   *query;
 	SPIPlanPtr	plan;
-	Portal		portal;
-	int64		capacity = 0;
+	SPIExecuteOptions options;
+	int			ret;
 	int			ncol = lat->ncolumns;
-	int		   *text_att;
-	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
-	bool	   *from_value;		/* at its first row, from the value's text */
-	ValueDict	sens_dict;
-	int			natts;
-	Datum	   *values;
-	bool	   *nulls;
+	EncodeState st;
 
-	from_value = palloc(sizeof(bool) * ncol);
-	query = LatticeQuery(relid, lat, sensitive, from_value);
+	memset(&st, 0, sizeof(st));
+	st.pub.receiveSlot = EncodeReceive;
+	st.pub.rStartup = EncodeStartup;
+	st.pub.rShutdown = EncodeShutdown;
+	st.pub.rDestroy = EncodeDestroy;
+	st.pub.mydest = DestNone;
+	st.lat = lat;
+	st.keep = keep;
+	st.has_sensitive = sensitive != NULL;
+	st.sensitive = sensitive;
+	st.text_att = palloc(sizeof(int) * ncol);
+	st.text_once = palloc(sizeof(bool) * ncol);
+	st.from_value = palloc(sizeof(bool) * ncol);
+	query = LatticeQuery(relid, lat, sensitive, st.from_value);
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
 			 SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &st.pub;
+	ret = SPI_execute_plan_extended(plan, &options);
+	/* a SELECT into a receiver other than SPI's reports SPI_OK_UTILITY */
+	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute_plan_extended failed for \"%s\": %s", query,
+			 SPI_result_code_string(ret));
 	/* SPI leaves its own context current; what we build outlives it */
 	MemoryContextSwitchTo(keep);
-
-	/* types and collations as the executed query sees them */
-	text_att = palloc(sizeof(int) * ncol);
-	text_once = palloc(sizeof(bool) * ncol);
-	natts = ncol;
-	for (int i = 0; i < ncol; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
-
-		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
-					  lat->columns[i].name, lat->funcname);
-		text_att[i] = lat->columns[i].hrows > 0 && !from_value[i] ? natts++ : -1;
-		text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
-		if (from_value[i] && (!text_once[i] || att->atttypid == BOOLOID))
-			elog(ERROR, "%s: column \"%s\" changed type while being read",
-				 lat->funcname, lat->columns[i].name);
-	}
-	if (sensitive != NULL)
-	{
-		Form_pg_attribute att = TupleDescAttr(portal->tupDesc, natts);
-
-		ValueDictInit(&sens_dict, att->atttypid, att->attcollation, sensitive, lat->funcname);
-		natts++;
-	}
-	values = palloc(sizeof(Datum) * natts);
-	nulls = palloc(sizeof(bool) * natts);
-	batch = AllocSetContextCreate(keep, "qid_lattice batch", ALLOCSET_DEFAULT_SIZES);
-
-	for (;;)
-	{
-		SPITupleTable *tuptable;
-		uint64		nfetched;
-
-		SPI_cursor_fetch(portal, true, LATTICE_FETCH_BATCH);
-		MemoryContextSwitchTo(keep);
-		nfetched = SPI_processed;
-		tuptable = SPI_tuptable;
-		if (nfetched == 0)
-			break;
-		if (lat->nrows + (int64) nfetched > capacity)
-		{
-			int64		newcap = Max(Max(capacity * 2, lat->nrows + (int64) nfetched), 1024);
-
-			if (newcap >= PG_INT32_MAX / 2)
-				newcap = PG_INT32_MAX / 2 - 1;
-			if (lat->nrows + (int64) nfetched > newcap)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("%s handles at most %d rows", lat->funcname, PG_INT32_MAX / 2 - 2)));
-			CheckLatticeMemory((double) newcap * sizeof(int32) * (ncol + 1) * 3,
-							   lat->funcname, "The encoded columns and the evaluation buffers");
-			for (int i = 0; i < ncol; i++)
-				lat->columns[i].codes = lat->columns[i].codes == NULL ?
-					MemoryContextAllocHuge(keep, sizeof(int32) * newcap) :
-					repalloc_huge(lat->columns[i].codes, sizeof(int32) * newcap);
-			if (sensitive != NULL)
-				lat->sens = lat->sens == NULL ?
-					MemoryContextAllocHuge(keep, sizeof(int32) * newcap) :
-					repalloc_huge(lat->sens, sizeof(int32) * newcap);
-			capacity = newcap;
-		}
-		for (uint64 r = 0; r < nfetched; r++)
-		{
-			MemoryContext old;
-			bool		isnew;
-
-			if ((r & 0x3FF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			old = MemoryContextSwitchTo(batch);
-			heap_deform_tuple(tuptable->vals[r], tuptable->tupdesc, values, nulls);
-			MemoryContextSwitchTo(old);
-			for (int i = 0; i < ncol; i++)
-			{
-				LatColumn  *col = &lat->columns[i];
-				int32		code = ValueCode(&col->dict, values[i], nulls[i], keep, &isnew);
-
-				col->codes[lat->nrows] = code;
-				if (text_att[i] >= 0 && (isnew || !text_once[i]))
-					HierarchyRow(lat, col, code, isnew, values[text_att[i]], nulls[text_att[i]]);
-				else if (from_value[i] && isnew)
-					HierarchyRow(lat, col, code, isnew,
-								 nulls[i] ? (Datum) 0 : ValueText(&col->dict, values[i]), nulls[i]);
-			}
-			if (sensitive != NULL)
-				lat->sens[lat->nrows] = ValueCode(&sens_dict, values[natts - 1], nulls[natts - 1],
-												  keep, &isnew);
-			lat->nrows++;
-		}
-		SPI_freetuptable(tuptable);
-		MemoryContextReset(batch);
-		{
-			double		bytes = (double) capacity * sizeof(int32) * (ncol + 1) * 3;
-
-			for (int i = 0; i < ncol; i++)
-				bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
-					lat->columns[i].dict.bytes;
-			CheckLatticeMemory(bytes, lat->funcname,
-							   "The encoded columns, their dictionaries and the evaluation buffers");
-		}
-	}
-	SPI_cursor_close(portal);
-	MemoryContextSwitchTo(keep);
+	EncodeCheckMemory(&st);
 
 	if (sensitive != NULL)
 	{
-		int32		n = sens_dict.ndistinct;
+		int32		n = st.sens_dict.ndistinct;
 		int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
 		int64	   *count = palloc0(sizeof(int64) * Max(n, 1));
 
@@ -1640,31 +1695,31 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 			valuehash_iterator it;
 			ValueEntry *entry;
 			SortSupportData sort;
-			TypeCacheEntry *tc = lookup_type_cache(sens_dict.type, TYPECACHE_LT_OPR);
+			TypeCacheEntry *tc = lookup_type_cache(st.sens_dict.type, TYPECACHE_LT_OPR);
 
 			if (!OidIsValid(tc->lt_opr))
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_FUNCTION),
 						 errmsg("%s: the ordered distance needs an ordering of type %s",
-								lat->funcname, format_type_be(sens_dict.type)),
+								lat->funcname, format_type_be(st.sens_dict.type)),
 						 errhint("Use t_distance => 'equal'.")));
 			memset(&sort, 0, sizeof(sort));
 			sort.ssup_cxt = CurrentMemoryContext;
-			sort.ssup_collation = sens_dict.collation;
+			sort.ssup_collation = st.sens_dict.collation;
 			sort.ssup_nulls_first = false;
 			PrepareSortSupportFromOrderingOp(tc->lt_opr, &sort);
-			valuehash_start_iterate(sens_dict.table, &it);
-			while ((entry = valuehash_iterate(sens_dict.table, &it)) != NULL)
+			valuehash_start_iterate(st.sens_dict.table, &it);
+			while ((entry = valuehash_iterate(st.sens_dict.table, &it)) != NULL)
 			{
 				order[entry->code].value = entry->value;
 				order[entry->code].isnull = false;
 				order[entry->code].code = entry->code;
 			}
-			if (sens_dict.null_code >= 0)
+			if (st.sens_dict.null_code >= 0)
 			{
-				order[sens_dict.null_code].isnull = true;
-				order[sens_dict.null_code].value = (Datum) 0;
-				order[sens_dict.null_code].code = sens_dict.null_code;
+				order[st.sens_dict.null_code].isnull = true;
+				order[st.sens_dict.null_code].value = (Datum) 0;
+				order[st.sens_dict.null_code].code = st.sens_dict.null_code;
 			}
 			qsort_arg(order, n, sizeof(SensValue), CompareSens, &sort);
 			for (int32 i = 0; i < n; i++)
