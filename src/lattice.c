@@ -2284,9 +2284,10 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 	{
 		if (lat->dense == NULL)
 		{
-			lat->dense = MemoryContextAlloc(GetMemoryChunkContext(lat->perm),
-											sizeof(int32) * LATTICE_DENSE_KEYS);
-			memset(lat->dense, -1, sizeof(int32) * LATTICE_DENSE_KEYS);
+			Size		n = Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024));
+
+			lat->dense = MemoryContextAlloc(GetMemoryChunkContext(lat->perm), sizeof(int32) * n);
+			memset(lat->dense, -1, sizeof(int32) * n);
 		}
 		dense = lat->dense;
 	}
