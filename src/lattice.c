@@ -2278,6 +2278,7 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 	int32	   *dense = NULL;
 	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
 	int32		nclasses = 0;
+	uint64	  **part;
 
 	/* few possible keys: a class per key, else a hash table */
 	if (nkeys <= (uint64) Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)))
@@ -2293,6 +2294,16 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 	}
 	else
 		table = classkey_create(CurrentMemoryContext, 1024, NULL);
+	/* per split column and level-0 code: its share of the key */
+	part = palloc(sizeof(uint64 *) * nsplit);
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32		n0 = lat->columns[lat->split[j]].ndist[0];
+
+		part[j] = palloc(sizeof(uint64) * Max(n0, 1));
+		for (int32 v = 0; v < n0; v++)
+			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
+	}
 	for (int32 x = 0; x < m; x++)
 	{
 		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
@@ -2302,11 +2313,7 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < nsplit; j++)
-		{
-			int32		code0 = row[lat->split[j]];
-
-			key += (uint64) (lat->maps[j] ? lat->maps[j][code0] : code0) * mult[j];
-		}
+			key += part[j][row[lat->split[j]]];
 		if (dense != NULL)
 		{
 			c = dense[key];
@@ -2345,6 +2352,9 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 			dense[dense_keys[c]] = -1;
 	else
 		classkey_destroy(table);
+	for (int j = 0; j < nsplit; j++)
+		pfree(part[j]);
+	pfree(part);
 	return nclasses;
 }
 
