@@ -78,7 +78,7 @@ PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
 PG_FUNCTION_INFO_V1(qidrisk_privacy_class_size);
 PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
 
-/* Rows fetched from the cursor at a time */
+/* Rows fetched from a cursor at a time; rows read between memory checks */
 #define LATTICE_FETCH_BATCH 10000
 
 /* Most class keys grouped through a direct table rather than a hash table */
@@ -2280,8 +2280,12 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 	int32		nclasses = 0;
 	uint64	  **part;
 
-	/* few possible keys: a class per key, else a hash table */
-	if (nkeys <= (uint64) Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)))
+	/*
+	 * few possible keys: a class per key, else a hash table; the direct
+	 * table within the half of the budget the snapshot cache leaves
+	 */
+	if (nkeys <= (uint64) Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)) &&
+		sizeof(int32) * Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)) <= lat->cache_budget)
 	{
 		if (lat->dense == NULL)
 		{
@@ -2430,7 +2434,9 @@ BottomItems(Lattice *lat)
 	if (lat->bottom_tried)
 		return lat->bottom;
 	lat->bottom_tried = true;
-	if (lat->has_sensitive || nrows < 2)
+	/* within the half of the budget the snapshot cache leaves */
+	if (lat->has_sensitive || nrows < 2 ||
+		3 * sizeof(int32) * (Size) nrows > lat->cache_budget)
 		return NULL;
 	mult = palloc(sizeof(uint64) * lat->ncolumns);
 	levels = palloc0(sizeof(int32) * lat->ncolumns);
