@@ -1502,6 +1502,7 @@ typedef struct EncodeState
 	bool		has_sensitive;
 	const char *sensitive;
 	int64		capacity;
+	ErrorContextCallback *outer_context;	/* the error context outside SPI */
 	int		   *text_att;		/* per column: its text column, -1 */
 	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
 	bool	   *from_value;		/* at its first row, from the value's text */
@@ -1576,10 +1577,13 @@ EncodeReceive(TupleTableSlot *slot, DestReceiver *self)
 	EncodeState *st = (EncodeState *) self;
 	Lattice    *lat = st->lat;
 	MemoryContext old = MemoryContextSwitchTo(st->keep);
+	ErrorContextCallback *spi_context = error_context_stack;
 	Datum	   *values;
 	bool	   *nulls;
 	bool		isnew;
 
+	/* our errors about the data are reported as outside the query, as ever */
+	error_context_stack = st->outer_context;
 	slot_getallattrs(slot);
 	values = slot->tts_values;
 	nulls = slot->tts_isnull;
@@ -1607,6 +1611,7 @@ EncodeReceive(TupleTableSlot *slot, DestReceiver *self)
 	lat->nrows++;
 	if (lat->nrows % LATTICE_FETCH_BATCH == 0)
 		EncodeCheckMemory(st);
+	error_context_stack = spi_context;
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -1673,6 +1678,7 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 	memset(&options, 0, sizeof(options));
 	options.read_only = true;
 	options.dest = &st.pub;
+	st.outer_context = error_context_stack;
 	ret = SPI_execute_plan_extended(plan, &options);
 	/* a SELECT into a receiver other than SPI's reports SPI_OK_UTILITY */
 	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
