@@ -78,8 +78,11 @@ PG_FUNCTION_INFO_V1(qidrisk_qid_lattice);
 PG_FUNCTION_INFO_V1(qidrisk_privacy_class_size);
 PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
 
-/* Rows fetched from the cursor at a time */
+/* Rows fetched from a cursor at a time; rows read between memory checks */
 #define LATTICE_FETCH_BATCH 10000
+
+/* Most class keys grouped through a direct table rather than a hash table */
+#define LATTICE_DENSE_KEYS (1 << 18)
 
 /* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
@@ -387,6 +390,9 @@ typedef struct Lattice
 	int32	   *starts;
 	int32	   *touched;
 	int32	   *group_class;	/* per class: groups so far (sensitive split) */
+	NodeItems  *bottom;			/* the rows by their level-0 codes (BottomItems) */
+	int32	   *dense;			/* per class key: its class, -1 (GroupKeys) */
+	bool		bottom_tried;
 	OrderedTable ordered_table;	/* ordered distance: the table's cumulative shares */
 	OrderedItem *items;			/* and a class's values, by rank */
 	int32	   *levels;			/* the node being evaluated */
@@ -1328,9 +1334,52 @@ LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema,
 	HierarchyCheckNested(col, funcname);
 }
 
-/* Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM rel" */
+/*
+ * Whether equal values of a type always have the same text, so that a value's
+ * hierarchy row is looked up once, for its first row: integers, bool, and
+ * text and varchar under a deterministic collation.  Not numeric (1.0 and
+ * 1.00), floats (-0 and 0), bpchar (trailing blanks), domains or others.
+ */
+static bool
+TextFollowsEquality(Oid type, Oid collation)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			return OidIsValid(collation) && get_collation_isdeterministic(collation);
+		default:
+			return false;
+	}
+}
+
+/*
+ * Whether a hierarchy column's text can be taken from its value instead of
+ * a cast column: text and varchar (the value is its text) and integers (the
+ * cast is their output function), as the relation declares them
+ */
+static bool
+TextFromValue(Oid relid, const char *name)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+
+	get_atttypetypmodcoll(relid, get_attnum(relid, name), &type, &typmod, &collation);
+	return type != BOOLOID && TextFollowsEquality(type, collation);
+}
+
+/*
+ * Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM
+ * rel"; from_value[i]: column i's text is taken from its value, not cast
+ */
 static char *
-LatticeQuery(Oid relid, Lattice *lat, const char *sensitive)
+LatticeQuery(Oid relid, Lattice *lat, const char *sensitive, bool *from_value)
 {
 	StringInfoData query;
 
@@ -1340,15 +1389,31 @@ LatticeQuery(Oid relid, Lattice *lat, const char *sensitive)
 		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "",
 						 quote_identifier(lat->columns[i].name));
 	for (int i = 0; i < lat->ncolumns; i++)
-		if (lat->columns[i].hrows > 0)
+	{
+		from_value[i] = lat->columns[i].hrows > 0 && TextFromValue(relid, lat->columns[i].name);
+		if (lat->columns[i].hrows > 0 && !from_value[i])
 			appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)",
 							 quote_identifier(lat->columns[i].name));
+	}
 	if (sensitive != NULL)
 		appendStringInfo(&query, ", %s", quote_identifier(sensitive));
 	appendStringInfo(&query, " FROM %s",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												get_rel_name(relid)));
 	return query.data;
+}
+
+/* The text of a value whose text is its cast: itself (text, varchar) or its output */
+static Datum
+ValueText(const ValueDict *dict, Datum value)
+{
+	Oid			output;
+	bool		isvarlena;
+
+	if (dict->type == TEXTOID || dict->type == VARCHAROID)
+		return value;
+	getTypeOutputInfo(dict->type, &output, &isvarlena);
+	return CStringGetTextDatum(OidOutputFunctionCall(output, value));
 }
 
 /* Map a row's value text to its hierarchy row, checking equal values agree */
@@ -1428,6 +1493,155 @@ CompareSens(const void *a, const void *b, void *arg)
 	return ApplySortComparator(x->value, false, y->value, false, (SortSupport) arg);
 }
 
+/* Reading the relation: the query's rows arrive one by one, not copied */
+typedef struct EncodeState
+{
+	DestReceiver pub;
+	Lattice    *lat;
+	MemoryContext keep;
+	bool		has_sensitive;
+	const char *sensitive;
+	int64		capacity;
+	ErrorContextCallback *outer_context;	/* the error context outside SPI */
+	int		   *text_att;		/* per column: its text column, -1 */
+	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
+	bool	   *from_value;		/* at its first row, from the value's text */
+	ValueDict	sens_dict;
+} EncodeState;
+
+/* The query's columns, as the executed query sees them: the dictionaries */
+static void
+EncodeStartup(DestReceiver *self, int operation, TupleDesc desc)
+{
+	EncodeState *st = (EncodeState *) self;
+	Lattice    *lat = st->lat;
+	MemoryContext old = MemoryContextSwitchTo(st->keep);
+	int			natts = lat->ncolumns;
+
+	(void) operation;
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
+					  lat->columns[i].name, lat->funcname);
+		st->text_att[i] = lat->columns[i].hrows > 0 && !st->from_value[i] ? natts++ : -1;
+		st->text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
+		if (st->from_value[i] && (!st->text_once[i] || att->atttypid == BOOLOID))
+			elog(ERROR, "%s: column \"%s\" changed type while being read",
+				 lat->funcname, lat->columns[i].name);
+	}
+	if (st->has_sensitive)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, natts);
+
+		ValueDictInit(&st->sens_dict, att->atttypid, att->attcollation,
+					  st->sensitive, lat->funcname);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Room for more rows' codes, within the memory budget */
+static void
+EncodeGrow(EncodeState *st)
+{
+	Lattice    *lat = st->lat;
+	int			ncol = lat->ncolumns;
+	int64		newcap = Max(st->capacity * 2, LATTICE_FETCH_BATCH);
+
+	if (newcap >= PG_INT32_MAX / 2)
+		newcap = PG_INT32_MAX / 2 - 1;
+	if (lat->nrows + 1 > newcap)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s handles at most %d rows", lat->funcname, PG_INT32_MAX / 2 - 2)));
+	CheckLatticeMemory((double) newcap * sizeof(int32) * (ncol + 1) * 3,
+					   lat->funcname, "The encoded columns and the evaluation buffers");
+	for (int i = 0; i < ncol; i++)
+		lat->columns[i].codes = lat->columns[i].codes == NULL ?
+			MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap) :
+			repalloc_huge(lat->columns[i].codes, sizeof(int32) * newcap);
+	if (st->has_sensitive)
+		lat->sens = lat->sens == NULL ?
+			MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap) :
+			repalloc_huge(lat->sens, sizeof(int32) * newcap);
+	st->capacity = newcap;
+}
+
+static void EncodeCheckMemory(EncodeState *st);
+
+/* One row: its codes and hierarchy rows */
+static bool
+EncodeReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	EncodeState *st = (EncodeState *) self;
+	Lattice    *lat = st->lat;
+	MemoryContext old = MemoryContextSwitchTo(st->keep);
+	ErrorContextCallback *spi_context = error_context_stack;
+	Datum	   *values;
+	bool	   *nulls;
+	bool		isnew;
+
+	/* our errors about the data are reported as outside the query, as ever */
+	error_context_stack = st->outer_context;
+	slot_getallattrs(slot);
+	values = slot->tts_values;
+	nulls = slot->tts_isnull;
+	if (lat->nrows == st->capacity)
+		EncodeGrow(st);
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		LatColumn  *col = &lat->columns[i];
+		int32		code = ValueCode(&col->dict, values[i], nulls[i], st->keep, &isnew);
+		int			t = st->text_att[i];
+
+		col->codes[lat->nrows] = code;
+		if (t >= 0 && (isnew || !st->text_once[i]))
+			HierarchyRow(lat, col, code, isnew, values[t], nulls[t]);
+		else if (st->from_value[i] && isnew)
+			HierarchyRow(lat, col, code, isnew,
+						 nulls[i] ? (Datum) 0 : ValueText(&col->dict, values[i]), nulls[i]);
+	}
+	if (st->has_sensitive)
+	{
+		int			t = slot->tts_tupleDescriptor->natts - 1;
+
+		lat->sens[lat->nrows] = ValueCode(&st->sens_dict, values[t], nulls[t], st->keep, &isnew);
+	}
+	lat->nrows++;
+	if (lat->nrows % LATTICE_FETCH_BATCH == 0)
+		EncodeCheckMemory(st);
+	error_context_stack = spi_context;
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/* The encoded columns and their dictionaries within the memory budget */
+static void
+EncodeCheckMemory(EncodeState *st)
+{
+	Lattice    *lat = st->lat;
+	double		bytes = (double) st->capacity * sizeof(int32) * (lat->ncolumns + 1) * 3;
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
+			lat->columns[i].dict.bytes;
+	CheckLatticeMemory(bytes, lat->funcname,
+					   "The encoded columns, their dictionaries and the evaluation buffers");
+}
+
+static void
+EncodeShutdown(DestReceiver *self)
+{
+	(void) self;
+}
+
+static void
+EncodeDestroy(DestReceiver *self)
+{
+	(void) self;
+}
+
 /*
  * Read the relation once: level-0 codes per column, hierarchy rows, and the
  * sensitive value's code (its rank in the type's order when ordered).
@@ -1436,124 +1650,47 @@ static void
 EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 {
 	MemoryContext keep = CurrentMemoryContext;
-	MemoryContext batch;
 	char	   *query;
 	SPIPlanPtr	plan;
-	Portal		portal;
-	int64		capacity = 0;
+	SPIExecuteOptions options;
+	int			ret;
 	int			ncol = lat->ncolumns;
-	int		   *text_att;
-	ValueDict	sens_dict;
-	int			natts;
-	Datum	   *values;
-	bool	   *nulls;
+	EncodeState st;
 
-	query = LatticeQuery(relid, lat, sensitive);
+	memset(&st, 0, sizeof(st));
+	st.pub.receiveSlot = EncodeReceive;
+	st.pub.rStartup = EncodeStartup;
+	st.pub.rShutdown = EncodeShutdown;
+	st.pub.rDestroy = EncodeDestroy;
+	st.pub.mydest = DestNone;
+	st.lat = lat;
+	st.keep = keep;
+	st.has_sensitive = sensitive != NULL;
+	st.sensitive = sensitive;
+	st.text_att = palloc(sizeof(int) * ncol);
+	st.text_once = palloc(sizeof(bool) * ncol);
+	st.from_value = palloc(sizeof(bool) * ncol);
+	query = LatticeQuery(relid, lat, sensitive, st.from_value);
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
 			 SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &st.pub;
+	st.outer_context = error_context_stack;
+	ret = SPI_execute_plan_extended(plan, &options);
+	/* a SELECT into a receiver other than SPI's reports SPI_OK_UTILITY */
+	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute_plan_extended failed for \"%s\": %s", query,
+			 SPI_result_code_string(ret));
 	/* SPI leaves its own context current; what we build outlives it */
 	MemoryContextSwitchTo(keep);
-
-	/* types and collations as the executed query sees them */
-	text_att = palloc(sizeof(int) * ncol);
-	natts = ncol;
-	for (int i = 0; i < ncol; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(portal->tupDesc, i);
-
-		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
-					  lat->columns[i].name, lat->funcname);
-		text_att[i] = lat->columns[i].hrows > 0 ? natts++ : -1;
-	}
-	if (sensitive != NULL)
-	{
-		Form_pg_attribute att = TupleDescAttr(portal->tupDesc, natts);
-
-		ValueDictInit(&sens_dict, att->atttypid, att->attcollation, sensitive, lat->funcname);
-		natts++;
-	}
-	values = palloc(sizeof(Datum) * natts);
-	nulls = palloc(sizeof(bool) * natts);
-	batch = AllocSetContextCreate(keep, "qid_lattice batch", ALLOCSET_DEFAULT_SIZES);
-
-	for (;;)
-	{
-		SPITupleTable *tuptable;
-		uint64		nfetched;
-
-		SPI_cursor_fetch(portal, true, LATTICE_FETCH_BATCH);
-		MemoryContextSwitchTo(keep);
-		nfetched = SPI_processed;
-		tuptable = SPI_tuptable;
-		if (nfetched == 0)
-			break;
-		if (lat->nrows + (int64) nfetched > capacity)
-		{
-			int64		newcap = Max(Max(capacity * 2, lat->nrows + (int64) nfetched), 1024);
-
-			if (newcap >= PG_INT32_MAX / 2)
-				newcap = PG_INT32_MAX / 2 - 1;
-			if (lat->nrows + (int64) nfetched > newcap)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("%s handles at most %d rows", lat->funcname, PG_INT32_MAX / 2 - 2)));
-			CheckLatticeMemory((double) newcap * sizeof(int32) * (ncol + 1) * 3,
-							   lat->funcname, "The encoded columns and the evaluation buffers");
-			for (int i = 0; i < ncol; i++)
-				lat->columns[i].codes = lat->columns[i].codes == NULL ?
-					MemoryContextAllocHuge(keep, sizeof(int32) * newcap) :
-					repalloc_huge(lat->columns[i].codes, sizeof(int32) * newcap);
-			if (sensitive != NULL)
-				lat->sens = lat->sens == NULL ?
-					MemoryContextAllocHuge(keep, sizeof(int32) * newcap) :
-					repalloc_huge(lat->sens, sizeof(int32) * newcap);
-			capacity = newcap;
-		}
-		for (uint64 r = 0; r < nfetched; r++)
-		{
-			MemoryContext old;
-			bool		isnew;
-
-			if ((r & 0x3FF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			old = MemoryContextSwitchTo(batch);
-			heap_deform_tuple(tuptable->vals[r], tuptable->tupdesc, values, nulls);
-			MemoryContextSwitchTo(old);
-			for (int i = 0; i < ncol; i++)
-			{
-				LatColumn  *col = &lat->columns[i];
-				int32		code = ValueCode(&col->dict, values[i], nulls[i], keep, &isnew);
-
-				col->codes[lat->nrows] = code;
-				if (text_att[i] >= 0)
-					HierarchyRow(lat, col, code, isnew, values[text_att[i]], nulls[text_att[i]]);
-			}
-			if (sensitive != NULL)
-				lat->sens[lat->nrows] = ValueCode(&sens_dict, values[natts - 1], nulls[natts - 1],
-												  keep, &isnew);
-			lat->nrows++;
-		}
-		SPI_freetuptable(tuptable);
-		MemoryContextReset(batch);
-		{
-			double		bytes = (double) capacity * sizeof(int32) * (ncol + 1) * 3;
-
-			for (int i = 0; i < ncol; i++)
-				bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
-					lat->columns[i].dict.bytes;
-			CheckLatticeMemory(bytes, lat->funcname,
-							   "The encoded columns, their dictionaries and the evaluation buffers");
-		}
-	}
-	SPI_cursor_close(portal);
-	MemoryContextSwitchTo(keep);
+	EncodeCheckMemory(&st);
 
 	if (sensitive != NULL)
 	{
-		int32		n = sens_dict.ndistinct;
+		int32		n = st.sens_dict.ndistinct;
 		int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
 		int64	   *count = palloc0(sizeof(int64) * Max(n, 1));
 
@@ -1564,31 +1701,31 @@ EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
 			valuehash_iterator it;
 			ValueEntry *entry;
 			SortSupportData sort;
-			TypeCacheEntry *tc = lookup_type_cache(sens_dict.type, TYPECACHE_LT_OPR);
+			TypeCacheEntry *tc = lookup_type_cache(st.sens_dict.type, TYPECACHE_LT_OPR);
 
 			if (!OidIsValid(tc->lt_opr))
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_FUNCTION),
 						 errmsg("%s: the ordered distance needs an ordering of type %s",
-								lat->funcname, format_type_be(sens_dict.type)),
+								lat->funcname, format_type_be(st.sens_dict.type)),
 						 errhint("Use t_distance => 'equal'.")));
 			memset(&sort, 0, sizeof(sort));
 			sort.ssup_cxt = CurrentMemoryContext;
-			sort.ssup_collation = sens_dict.collation;
+			sort.ssup_collation = st.sens_dict.collation;
 			sort.ssup_nulls_first = false;
 			PrepareSortSupportFromOrderingOp(tc->lt_opr, &sort);
-			valuehash_start_iterate(sens_dict.table, &it);
-			while ((entry = valuehash_iterate(sens_dict.table, &it)) != NULL)
+			valuehash_start_iterate(st.sens_dict.table, &it);
+			while ((entry = valuehash_iterate(st.sens_dict.table, &it)) != NULL)
 			{
 				order[entry->code].value = entry->value;
 				order[entry->code].isnull = false;
 				order[entry->code].code = entry->code;
 			}
-			if (sens_dict.null_code >= 0)
+			if (st.sens_dict.null_code >= 0)
 			{
-				order[sens_dict.null_code].isnull = true;
-				order[sens_dict.null_code].value = (Datum) 0;
-				order[sens_dict.null_code].code = sens_dict.null_code;
+				order[st.sens_dict.null_code].isnull = true;
+				order[st.sens_dict.null_code].value = (Datum) 0;
+				order[st.sens_dict.null_code].code = st.sens_dict.null_code;
 			}
 			qsort_arg(order, n, sizeof(SensValue), CompareSens, &sort);
 			for (int32 i = 0; i < n; i++)
@@ -2075,6 +2212,300 @@ SplitClasses(Lattice *lat, const int32 *perm, const int32 *ends, int32 nclasses,
 }
 
 /*
+ * A class key's hash: multiply-shift under the call's random odd multiplier,
+ * the top bits folded into the low ones the table masks
+ */
+static inline uint32
+ClassKeyHash(uint64 k)
+{
+	uint32		h = (uint32) (((k + 1) * (lattice_hash_seed | 1)) >> 32);
+
+	return h ^ (h >> 16);
+}
+
+/* A node's classes by the split columns' codes as one mixed-radix key */
+typedef struct ClassKeyEntry
+{
+	uint64		key;
+	int32		cls;
+	char		status;
+} ClassKeyEntry;
+
+#define SH_PREFIX classkey
+#define SH_ELEMENT_TYPE ClassKeyEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) ClassKeyHash(k)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/*
+ * The multipliers of the split columns' codes in one 64-bit key, false when
+ * the product of their numbers of codes at the node's levels overflows it
+ */
+static bool
+ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult, uint64 *nkeys)
+{
+	uint64		product = 1;
+
+	for (int j = 0; j < nsplit; j++)
+	{
+		mult[j] = product;
+		if (pg_mul_u64_overflow(product, (uint64) lat->columns[lat->split[j]].ndist[levels[lat->split[j]]],
+								&product))
+			return false;
+	}
+	*nkeys = product;
+	return true;
+}
+
+/*
+ * Group the items [0, m) of base (the rows when NULL) by the split columns'
+ * key, classes numbered in order of first occurrence: cls[x] is an item's
+ * class, size[c] a class's items, first[c] (unless NULL) its first item and
+ * keys[j][c] its code in split column j
+ */
+static int32
+GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
+		  uint64 nkeys, int32 *cls, int32 *size, int32 *first)
+{
+	int			ncol = lat->ncolumns;
+	classkey_hash *table = NULL;
+	int32	   *dense = NULL;
+	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
+	int32		nclasses = 0;
+	uint64	  **part;
+
+	/*
+	 * few possible keys: a class per key, else a hash table; the direct
+	 * table within the half of the budget the snapshot cache leaves
+	 */
+	if (nkeys <= (uint64) Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)) &&
+		sizeof(int32) * Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)) <= lat->cache_budget)
+	{
+		if (lat->dense == NULL)
+		{
+			Size		n = Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024));
+
+			lat->dense = MemoryContextAlloc(GetMemoryChunkContext(lat->perm), sizeof(int32) * n);
+			memset(lat->dense, -1, sizeof(int32) * n);
+		}
+		dense = lat->dense;
+	}
+	else
+		table = classkey_create(CurrentMemoryContext, 1024, NULL);
+	/* per split column and level-0 code: its share of the key */
+	part = palloc(sizeof(uint64 *) * nsplit);
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32		n0 = lat->columns[lat->split[j]].ndist[0];
+
+		part[j] = palloc(sizeof(uint64) * Max(n0, 1));
+		for (int32 v = 0; v < n0; v++)
+			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
+	}
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+		uint64		key = 0;
+		int32		c;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][row[lat->split[j]]];
+		if (dense != NULL)
+		{
+			c = dense[key];
+			if (c < 0)
+			{
+				c = dense[key] = nclasses;
+				dense_keys[c] = (int32) key;
+			}
+		}
+		else
+		{
+			bool		found;
+			ClassKeyEntry *entry = classkey_insert(table, key, &found);
+
+			if (!found)
+				entry->cls = nclasses;
+			c = entry->cls;
+		}
+		if (c == nclasses)
+		{
+			for (int j = 0; j < nsplit; j++)
+			{
+				int32		code0 = row[lat->split[j]];
+
+				lat->keys[j][nclasses] = lat->maps[j] ? lat->maps[j][code0] : code0;
+			}
+			if (first != NULL)
+				first[nclasses] = x;
+			size[nclasses++] = 0;
+		}
+		cls[x] = c;
+		size[c]++;
+	}
+	if (dense != NULL)
+		for (int32 c = 0; c < nclasses; c++)
+			dense[dense_keys[c]] = -1;
+	else
+		classkey_destroy(table);
+	for (int j = 0; j < nsplit; j++)
+		pfree(part[j]);
+	pfree(part);
+	return nclasses;
+}
+
+/*
+ * The classes of base's items (the rows when NULL) [0, m) by the split
+ * columns, as one SplitClasses pass per column would give them (ends in
+ * *ends, items in *perm), with one hash lookup per item: items are grouped
+ * by their key, then those classes are ordered by the column-by-column
+ * passes over one item per class (which order the subclasses of a class by
+ * first occurrence, so a class's place follows its first item), and the
+ * items placed stably.
+ */
+static int32
+GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
+		   uint64 nkeys, int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
+{
+	int32	   *cls = lat->key;
+	int32	   *start = lat->group_class;	/* per class: its items, then its place */
+	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL);
+	int32		n = 1;
+	int32		pos = 0;
+	int32	   *order;
+	int32	   *out;
+
+	for (int32 c = 0; c < nclasses; c++)
+		(*perm)[c] = c;
+	(*ends)[0] = nclasses;
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	Assert(n == nclasses);
+	order = *perm;
+	for (int32 t = 0; t < nclasses; t++)
+	{
+		int32		c = order[t];
+		int32		size = start[c];
+
+		start[c] = pos;
+		pos += size;
+		(*ends)[t] = pos;
+	}
+	/* the items, in order within each class */
+	out = *perm2;
+	for (int32 x = 0; x < m; x++)
+		out[start[cls[x]]++] = x;
+	*perm2 = *perm;
+	*perm = out;
+	return nclasses;
+}
+
+/*
+ * The rows grouped by their level-0 codes, without a sensitive column: the
+ * base of the nodes no cached snapshot lies below.  Its items are in order
+ * of their first rows, so refining them orders classes as refining the rows
+ * would, with the same first rows.  Built once; NULL when the key overflows.
+ */
+static NodeItems *
+BottomItems(Lattice *lat)
+{
+	int32		nrows = (int32) lat->nrows;
+	int			nsplit = 0;
+	uint64	   *mult;
+	uint64		nkeys;
+	int32	   *levels;
+	NodeItems  *s;
+	int32		n;
+
+	if (lat->bottom_tried)
+		return lat->bottom;
+	lat->bottom_tried = true;
+	/* within the half of the budget the snapshot cache leaves */
+	if (lat->has_sensitive || nrows < 2 ||
+		3 * sizeof(int32) * (Size) nrows > lat->cache_budget)
+		return NULL;
+	mult = palloc(sizeof(uint64) * lat->ncolumns);
+	levels = palloc0(sizeof(int32) * lat->ncolumns);
+	for (int i = 0; i < lat->ncolumns; i++)
+		if (lat->columns[i].ndist[0] > 1)
+		{
+			lat->split[nsplit] = i;
+			lat->maps[nsplit++] = NULL;
+		}
+	if (nsplit > 0 && ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+	{
+		n = GroupKeys(lat, NULL, nrows, nsplit, mult, nkeys, lat->key, lat->group_class, lat->perm);
+		s = palloc0(sizeof(NodeItems));
+		s->node = -1;
+		s->nitems = s->nclasses = n;
+		s->rep = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
+		s->count = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
+		s->class_end = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
+		memcpy(s->rep, lat->perm, sizeof(int32) * n);
+		memcpy(s->count, lat->group_class, sizeof(int32) * n);
+		for (int32 c = 0; c < n; c++)
+			s->class_end[c] = c + 1;
+		lat->bottom = s;
+	}
+	pfree(mult);
+	pfree(levels);
+	return lat->bottom;
+}
+
+/*
+ * The classes of base's items (the rows when NULL) [0, m) by the split
+ * columns: one SplitClasses pass per column (ends in *ends, items in *perm)
+ */
+static int32
+SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
+			 int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
+{
+	int			ncol = lat->ncolumns;
+	int32		nclasses = 0;
+
+	for (int32 x = 0; x < m; x++)
+		(*perm)[x] = x;
+	if (m > 0)
+		(*ends)[nclasses++] = m;
+	/* every split column's codes in one pass over the rows */
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+		{
+			int32		code0 = row[lat->split[j]];
+
+			lat->keys[j][x] = lat->maps[j] ? lat->maps[j][code0] : code0;
+		}
+	}
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		nclasses = SplitClasses(lat, *perm, *ends, nclasses, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	return nclasses;
+}
+
+/*
  * beta-likeness of one class (Cao and Karras 2012): every sensitive value's
  * share in the class exceeds its share in the table by at most beta times
  * that share; enhanced, by at most min(beta, -ln share) times it
@@ -2504,7 +2935,7 @@ static void
 EvaluateNode(Lattice *lat, int64 node)
 {
 	NodeItems   *base = CacheBase(lat, node);
-	int32		m = base ? base->nitems : (int32) lat->nrows;
+	int32		m;
 	int32	   *levels = lat->levels;
 	int32	   *perm = lat->perm;
 	int32	   *perm2 = lat->perm2;
@@ -2520,18 +2951,17 @@ EvaluateNode(Lattice *lat, int64 node)
 	int		   *split = lat->split;
 	const int32 **maps = lat->maps;
 	int			nsplit;
+	uint64	   *mult = palloc(sizeof(uint64) * ncol);
+	uint64		nkeys;
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
 	NodeLevels(lat, node, levels);
 	if (base != NULL)
 		base->used = ++lat->clock;
-	for (int32 x = 0; x < m; x++)
-		perm[x] = x;
-	nclasses = 0;
-	if (m > 0)
-		ends[nclasses++] = m;
-	/* every split column's codes in one pass over the rows */
+	else
+		base = BottomItems(lat);
+	m = base ? base->nitems : (int32) lat->nrows;
 	nsplit = 0;
 	for (int i = 0; i < ncol; i++)
 		if (lat->columns[i].ndist[levels[i]] > 1)
@@ -2540,27 +2970,13 @@ EvaluateNode(Lattice *lat, int64 node)
 			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
 			nsplit++;
 		}
-	for (int32 x = 0; x < m; x++)
-	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
-
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-		{
-			int32		code0 = row[split[j]];
-
-			lat->keys[j][x] = maps[j] ? maps[j][code0] : code0;
-		}
-	}
-	for (int j = 0; j < nsplit; j++)
-	{
-		int32	   *tmp;
-
-		nclasses = SplitClasses(lat, perm, ends, nclasses, lat->keys[j], perm2, ends2, NULL);
-		tmp = perm, perm = perm2, perm2 = tmp;
-		tmp = ends, ends = ends2, ends2 = tmp;
-	}
+	/* group by one key, then order the classes */
+	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
+		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
+	else
+		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
+	pfree(mult);
 	if (lat->has_sensitive)
 	{
 		int32	   *tmp;
