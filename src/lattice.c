@@ -1364,42 +1364,37 @@ TextFollowsEquality(Oid type, Oid collation)
  * cast is their output function), as the relation declares them
  */
 static bool
-TextFromValue(Oid relid, const char *name)
+TextFromValue(const QidRelation *rel, int column)
 {
-	Oid			type;
-	int32		typmod;
-	Oid			collation;
+	Oid			type = rel->types[column];
 
-	get_atttypetypmodcoll(relid, get_attnum(relid, name), &type, &typmod, &collation);
-	return type != BOOLOID && TextFollowsEquality(type, collation);
+	return type != BOOLOID && TextFollowsEquality(type, rel->collations[column]);
 }
 
 /*
- * Build "SELECT q1, ..., q1::text (hierarchy columns), ..., sensitive FROM
- * rel"; from_value[i]: column i's text is taken from its value, not cast
+ * Build "SELECT q1, ..., qn[, sensitive], CAST(qi AS text) (hierarchy
+ * columns whose text is not the value's) FROM rel"; from_value[i]: column
+ * i's text is taken from its value, not cast
  */
 static char *
-LatticeQuery(Oid relid, Lattice *lat, const char *sensitive, bool *from_value)
+LatticeQuery(const Lattice *lat, bool *from_value)
 {
+	const QidRelation *rel = lat->rel;
 	StringInfoData query;
 
 	initStringInfo(&query);
 	appendStringInfoString(&query, "SELECT ");
-	for (int i = 0; i < lat->ncolumns; i++)
-		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "",
-						 quote_identifier(lat->columns[i].name));
+	/* the relation's resolved columns: the quasi-identifiers, then the sensitive one */
+	for (int i = 0; i < rel->ncolumns; i++)
+		appendStringInfo(&query, "%s%s", i > 0 ? ", " : "", quote_identifier(rel->names[i]));
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
-		from_value[i] = lat->columns[i].hrows > 0 && TextFromValue(relid, lat->columns[i].name);
+		from_value[i] = lat->columns[i].hrows > 0 && TextFromValue(rel, i);
 		if (lat->columns[i].hrows > 0 && !from_value[i])
 			appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)",
 							 quote_identifier(lat->columns[i].name));
 	}
-	if (sensitive != NULL)
-		appendStringInfo(&query, ", %s", quote_identifier(sensitive));
-	appendStringInfo(&query, " FROM %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)));
+	appendStringInfo(&query, " FROM %s", rel->qualified);
 	return query.data;
 }
 
@@ -1493,16 +1488,81 @@ CompareSens(const void *a, const void *b, void *arg)
 	return ApplySortComparator(x->value, false, y->value, false, (SortSupport) arg);
 }
 
-/* Reading the relation: the query's rows arrive one by one, not copied */
+/*
+ * The sensitive values' codes made their ranks in the type's order (NULL
+ * last) when the distance is ordered, and their shares of the table
+ */
+static void
+RankSensitive(Lattice *lat, ValueDict *dict)
+{
+	int32		n = dict->ndistinct;
+	int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
+	int64	   *count = palloc0(sizeof(int64) * Max(n, 1));
+
+	lat->nsens = n;
+	if (lat->ordered)
+	{
+		SensValue  *order = palloc(sizeof(SensValue) * Max(n, 1));
+		valuehash_iterator it;
+		ValueEntry *entry;
+		SortSupportData sort;
+		TypeCacheEntry *tc = lookup_type_cache(dict->type, TYPECACHE_LT_OPR);
+
+		if (!OidIsValid(tc->lt_opr))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("%s: the ordered distance needs an ordering of type %s",
+							lat->funcname, format_type_be(dict->type)),
+					 errhint("Use t_distance => 'equal'.")));
+		memset(&sort, 0, sizeof(sort));
+		sort.ssup_cxt = CurrentMemoryContext;
+		sort.ssup_collation = dict->collation;
+		sort.ssup_nulls_first = false;
+		PrepareSortSupportFromOrderingOp(tc->lt_opr, &sort);
+		valuehash_start_iterate(dict->table, &it);
+		while ((entry = valuehash_iterate(dict->table, &it)) != NULL)
+		{
+			order[entry->code].value = entry->value;
+			order[entry->code].isnull = false;
+			order[entry->code].code = entry->code;
+		}
+		if (dict->null_code >= 0)
+		{
+			order[dict->null_code].isnull = true;
+			order[dict->null_code].value = (Datum) 0;
+			order[dict->null_code].code = dict->null_code;
+		}
+		qsort_arg(order, n, sizeof(SensValue), CompareSens, &sort);
+		for (int32 i = 0; i < n; i++)
+			rank[order[i].code] = i;
+	}
+	else
+	{
+		for (int32 i = 0; i < n; i++)
+			rank[i] = i;
+	}
+	for (int64 r = 0; r < lat->nrows; r++)
+	{
+		lat->sens[r] = rank[lat->sens[r]];
+		count[lat->sens[r]]++;
+	}
+	lat->sens_share = palloc(sizeof(double) * Max(n, 1));
+	for (int32 i = 0; i < n; i++)
+		lat->sens_share[i] = (double) count[i] / (double) lat->nrows;
+	if (lat->ordered)
+		OrderedTableInit(&lat->ordered_table, count, n);
+}
+
+/* Reading the relation: its rows arrive one by one (QidReadRows) */
 typedef struct EncodeState
 {
-	DestReceiver pub;
 	Lattice    *lat;
-	MemoryContext keep;
+	MemoryContext keep;			/* where the codes and new values go */
+	MemoryContext batch;		/* detoasted values, reset now and then */
 	bool		has_sensitive;
 	const char *sensitive;
 	int64		capacity;
-	ErrorContextCallback *outer_context;	/* the error context outside SPI */
+	int			sens_att;		/* the sensitive column in a row */
 	int		   *text_att;		/* per column: its text column, -1 */
 	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
 	bool	   *from_value;		/* at its first row, from the value's text */
@@ -1511,14 +1571,13 @@ typedef struct EncodeState
 
 /* The query's columns, as the executed query sees them: the dictionaries */
 static void
-EncodeStartup(DestReceiver *self, int operation, TupleDesc desc)
+EncodeStartup(TupleDesc desc, void *arg)
 {
-	EncodeState *st = (EncodeState *) self;
+	EncodeState *st = (EncodeState *) arg;
 	Lattice    *lat = st->lat;
 	MemoryContext old = MemoryContextSwitchTo(st->keep);
-	int			natts = lat->ncolumns;
+	int			natts = lat->ncolumns + (st->has_sensitive ? 1 : 0);
 
-	(void) operation;
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -1527,14 +1586,12 @@ EncodeStartup(DestReceiver *self, int operation, TupleDesc desc)
 					  lat->columns[i].name, lat->funcname);
 		st->text_att[i] = lat->columns[i].hrows > 0 && !st->from_value[i] ? natts++ : -1;
 		st->text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
-		if (st->from_value[i] && (!st->text_once[i] || att->atttypid == BOOLOID))
-			elog(ERROR, "%s: column \"%s\" changed type while being read",
-				 lat->funcname, lat->columns[i].name);
 	}
 	if (st->has_sensitive)
 	{
-		Form_pg_attribute att = TupleDescAttr(desc, natts);
+		Form_pg_attribute att = TupleDescAttr(desc, lat->ncolumns);
 
+		st->sens_att = lat->ncolumns;
 		ValueDictInit(&st->sens_dict, att->atttypid, att->attcollation,
 					  st->sensitive, lat->funcname);
 	}
@@ -1568,25 +1625,29 @@ EncodeGrow(EncodeState *st)
 	st->capacity = newcap;
 }
 
-static void EncodeCheckMemory(EncodeState *st);
+/* The encoded columns and their dictionaries within the memory budget */
+static void
+EncodeCheckMemory(EncodeState *st)
+{
+	Lattice    *lat = st->lat;
+	double		bytes = (double) st->capacity * sizeof(int32) * (lat->ncolumns + 1) * 3;
+
+	for (int i = 0; i < lat->ncolumns; i++)
+		bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
+			lat->columns[i].dict.bytes;
+	CheckLatticeMemory(bytes, lat->funcname,
+					   "The encoded columns, their dictionaries and the evaluation buffers");
+}
 
 /* One row: its codes and hierarchy rows */
-static bool
-EncodeReceive(TupleTableSlot *slot, DestReceiver *self)
+static void
+EncodeRow(Datum *values, bool *nulls, void *arg)
 {
-	EncodeState *st = (EncodeState *) self;
+	EncodeState *st = (EncodeState *) arg;
 	Lattice    *lat = st->lat;
-	MemoryContext old = MemoryContextSwitchTo(st->keep);
-	ErrorContextCallback *spi_context = error_context_stack;
-	Datum	   *values;
-	bool	   *nulls;
+	MemoryContext old = MemoryContextSwitchTo(st->batch);
 	bool		isnew;
 
-	/* our errors about the data are reported as outside the query, as ever */
-	error_context_stack = st->outer_context;
-	slot_getallattrs(slot);
-	values = slot->tts_values;
-	nulls = slot->tts_isnull;
 	if (lat->nrows == st->capacity)
 		EncodeGrow(st);
 	for (int i = 0; i < lat->ncolumns; i++)
@@ -1603,150 +1664,45 @@ EncodeReceive(TupleTableSlot *slot, DestReceiver *self)
 						 nulls[i] ? (Datum) 0 : ValueText(&col->dict, values[i]), nulls[i]);
 	}
 	if (st->has_sensitive)
-	{
-		int			t = slot->tts_tupleDescriptor->natts - 1;
-
-		lat->sens[lat->nrows] = ValueCode(&st->sens_dict, values[t], nulls[t], st->keep, &isnew);
-	}
+		lat->sens[lat->nrows] = ValueCode(&st->sens_dict, values[st->sens_att], nulls[st->sens_att],
+										  st->keep, &isnew);
 	lat->nrows++;
-	if (lat->nrows % LATTICE_FETCH_BATCH == 0)
-		EncodeCheckMemory(st);
-	error_context_stack = spi_context;
 	MemoryContextSwitchTo(old);
-	return true;
-}
-
-/* The encoded columns and their dictionaries within the memory budget */
-static void
-EncodeCheckMemory(EncodeState *st)
-{
-	Lattice    *lat = st->lat;
-	double		bytes = (double) st->capacity * sizeof(int32) * (lat->ncolumns + 1) * 3;
-
-	for (int i = 0; i < lat->ncolumns; i++)
-		bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
-			lat->columns[i].dict.bytes;
-	CheckLatticeMemory(bytes, lat->funcname,
-					   "The encoded columns, their dictionaries and the evaluation buffers");
-}
-
-static void
-EncodeShutdown(DestReceiver *self)
-{
-	(void) self;
-}
-
-static void
-EncodeDestroy(DestReceiver *self)
-{
-	(void) self;
+	if (lat->nrows % LATTICE_FETCH_BATCH == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(st->batch);
+		EncodeCheckMemory(st);
+	}
 }
 
 /*
- * Read the relation once: level-0 codes per column, hierarchy rows, and the
- * sensitive value's code (its rank in the type's order when ordered).
+ * Read the relation once, as the caller, through relreader.c: level-0 codes
+ * per column, hierarchy rows, and the sensitive value's code (its rank in
+ * the type's order when ordered)
  */
 static void
-EncodeLattice(Lattice *lat, Oid relid, const char *sensitive)
+EncodeLattice(Lattice *lat, const char *sensitive)
 {
-	MemoryContext keep = CurrentMemoryContext;
-	char	   *query;
-	SPIPlanPtr	plan;
-	SPIExecuteOptions options;
-	int			ret;
-	int			ncol = lat->ncolumns;
+	static const QidRowReader reader = {EncodeStartup, EncodeRow};
 	EncodeState st;
 
 	memset(&st, 0, sizeof(st));
-	st.pub.receiveSlot = EncodeReceive;
-	st.pub.rStartup = EncodeStartup;
-	st.pub.rShutdown = EncodeShutdown;
-	st.pub.rDestroy = EncodeDestroy;
-	st.pub.mydest = DestNone;
 	st.lat = lat;
-	st.keep = keep;
+	st.keep = CurrentMemoryContext;
+	st.batch = AllocSetContextCreate(st.keep, "qid_lattice batch", ALLOCSET_DEFAULT_SIZES);
 	st.has_sensitive = sensitive != NULL;
 	st.sensitive = sensitive;
-	st.text_att = palloc(sizeof(int) * ncol);
-	st.text_once = palloc(sizeof(bool) * ncol);
-	st.from_value = palloc(sizeof(bool) * ncol);
-	query = LatticeQuery(relid, lat, sensitive, st.from_value);
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
-			 SPI_result_code_string(SPI_result));
-	memset(&options, 0, sizeof(options));
-	options.read_only = true;
-	options.dest = &st.pub;
-	st.outer_context = error_context_stack;
-	ret = SPI_execute_plan_extended(plan, &options);
-	/* a SELECT into a receiver other than SPI's reports SPI_OK_UTILITY */
-	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
-		elog(ERROR, "SPI_execute_plan_extended failed for \"%s\": %s", query,
-			 SPI_result_code_string(ret));
+	st.text_att = palloc(sizeof(int) * lat->ncolumns);
+	st.text_once = palloc(sizeof(bool) * lat->ncolumns);
+	st.from_value = palloc(sizeof(bool) * lat->ncolumns);
+	QidReadRows(lat->rel, LatticeQuery(lat, st.from_value), 0, &reader, &st, lat->funcname);
 	/* SPI leaves its own context current; what we build outlives it */
-	MemoryContextSwitchTo(keep);
+	MemoryContextSwitchTo(st.keep);
+	MemoryContextDelete(st.batch);
 	EncodeCheckMemory(&st);
-
 	if (sensitive != NULL)
-	{
-		int32		n = st.sens_dict.ndistinct;
-		int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
-		int64	   *count = palloc0(sizeof(int64) * Max(n, 1));
-
-		lat->nsens = n;
-		if (lat->ordered)
-		{
-			SensValue  *order = palloc(sizeof(SensValue) * Max(n, 1));
-			valuehash_iterator it;
-			ValueEntry *entry;
-			SortSupportData sort;
-			TypeCacheEntry *tc = lookup_type_cache(st.sens_dict.type, TYPECACHE_LT_OPR);
-
-			if (!OidIsValid(tc->lt_opr))
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_FUNCTION),
-						 errmsg("%s: the ordered distance needs an ordering of type %s",
-								lat->funcname, format_type_be(st.sens_dict.type)),
-						 errhint("Use t_distance => 'equal'.")));
-			memset(&sort, 0, sizeof(sort));
-			sort.ssup_cxt = CurrentMemoryContext;
-			sort.ssup_collation = st.sens_dict.collation;
-			sort.ssup_nulls_first = false;
-			PrepareSortSupportFromOrderingOp(tc->lt_opr, &sort);
-			valuehash_start_iterate(st.sens_dict.table, &it);
-			while ((entry = valuehash_iterate(st.sens_dict.table, &it)) != NULL)
-			{
-				order[entry->code].value = entry->value;
-				order[entry->code].isnull = false;
-				order[entry->code].code = entry->code;
-			}
-			if (st.sens_dict.null_code >= 0)
-			{
-				order[st.sens_dict.null_code].isnull = true;
-				order[st.sens_dict.null_code].value = (Datum) 0;
-				order[st.sens_dict.null_code].code = st.sens_dict.null_code;
-			}
-			qsort_arg(order, n, sizeof(SensValue), CompareSens, &sort);
-			for (int32 i = 0; i < n; i++)
-				rank[order[i].code] = i;
-		}
-		else
-		{
-			for (int32 i = 0; i < n; i++)
-				rank[i] = i;
-		}
-		for (int64 r = 0; r < lat->nrows; r++)
-		{
-			lat->sens[r] = rank[lat->sens[r]];
-			count[lat->sens[r]]++;
-		}
-		lat->sens_share = palloc(sizeof(double) * Max(n, 1));
-		for (int32 i = 0; i < n; i++)
-			lat->sens_share[i] = (double) count[i] / (double) lat->nrows;
-		if (lat->ordered)
-			OrderedTableInit(&lat->ordered_table, count, n);
-	}
+		RankSensitive(lat, &st.sens_dict);
 }
 
 /* ---- a population table: k-map against it, delta-presence ---- */
@@ -3766,7 +3722,7 @@ ReadLattice(Lattice *lat, Oid relid, Jsonb *hierarchies, const char *sensitive, 
 	}
 	/* the heights are known: refuse a lattice too large before reading the table */
 	NumberNodes(lat);
-	EncodeLattice(lat, relid, sensitive);
+	EncodeLattice(lat, sensitive);
 	if (lat->pop_name != NULL)
 		ReadPopulation(lat);
 	SPI_finish();
