@@ -39,6 +39,24 @@ def run_ratios(out):
     return values
 
 
+def run_times(out):
+    """{label: median ms} of qidrisk's own variants in one bench/run.sh results folder."""
+    values = {}
+    for name in sorted(os.listdir(out)):
+        path = os.path.join(out, name)
+        if name.startswith('session-') and name.endswith('.log') and name[8:-4].isdigit():
+            s = report.Session(path)
+            for v in 'ADF':
+                values[f'{v} at {report.fmt_rows(s.rows)} rows'] = s.median(v)
+        elif name == 'session-birthday.log':
+            values['H'] = report.Session(path).median('H')
+        elif name == 'session-quantile.log':
+            s = report.Session(path)
+            for v in 'QU':
+                values[f'{v} at {report.fmt_rows(int(s.meta["rows"]))} rows'] = s.median(v)
+    return values
+
+
 def parallel_ratios(out, runs):
     """{label: value}: speed-up at 2 workers and share of the bare scan's."""
     times, _ = parallel.read_session(os.path.join(out, 'session.log'), runs)
@@ -51,7 +69,7 @@ def parallel_ratios(out, runs):
     return values
 
 
-def table(title, per_side, meaning):
+def table(title, per_side, meaning, fmt=lambda x: '-' if x is None else f'{x:.2f}', names=None):
     """Markdown rows: label, median before/after, after/before, spreads."""
     labels = list(per_side['before'][0])
     out = [f'| {title} | {meaning} | before (median) | after (median) | after / before | '
@@ -62,8 +80,8 @@ def table(title, per_side, meaning):
         med = {side: statistics.median(v) if v else None for side, v in vals.items()}
         change = med['after'] / med['before'] if med['before'] and med['after'] is not None else None
         key = label.split(':')[0].split(' ')[0]
-        out.append(f'| {label} | {meaning_of(key)} | {fmt(med["before"])} | {fmt(med["after"])} | '
-                   f'{fmt(change)} | {spread(vals["before"])} | {spread(vals["after"])} |')
+        out.append(f'| {label} | {(names or meaning_of)(key)} | {fmt(med["before"])} | {fmt(med["after"])} | '
+                   f'{ratio_fmt(change)} | {spread(vals["before"], fmt)} | {spread(vals["after"], fmt)} |')
     return out
 
 
@@ -75,12 +93,12 @@ def meaning_of(key):
             'A': 'approx_singleton_count', 'C': 'bare hashing scan'}[key]
 
 
-def fmt(x):
+def ratio_fmt(x):
     return '-' if x is None else f'{x:.2f}'
 
 
-def spread(v):
-    return f'{min(v):.2f}-{max(v):.2f}' if v else '-'
+def spread(v, fmt):
+    return f'{fmt(min(v))}-{fmt(max(v))}' if v else '-'
 
 
 def main(argv):
@@ -108,6 +126,11 @@ def main(argv):
               f'{load["load_end"]} at the end', f'- uptime at the start: {load["uptime_start"].strip()}',
               f'- uptime at the end: {load["uptime_end"].strip()}', '']
     lines += table('bench/run.sh ratio', runs, 'what')
+    times = {side: [run_times(read_dir(scratch, 'run', side, r)) for r in range(1, rounds + 1)]
+             for side in SIDES}
+    lines += ['', 'qidrisk\'s own variants, median ms of each round (absolute times: the two servers '
+              'run on the same machine in turn, but other work on it shifts them):', '']
+    lines += table('bench/run.sh variant', times, 'what', report.fmt_ms, report.NAMES.get)
     if parallel_rows:
         n = int(os.environ.get('BENCH_RUNS') or 3)
         par = {side: [parallel_ratios(read_dir(scratch, 'parallel', side, r), n)
