@@ -159,6 +159,8 @@ static uint64 lattice_hash_seed;
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+#define LATTICE_RECENT 128
+
 /* How one column's values are hashed and compared while encoding */
 typedef struct ValueDict
 {
@@ -171,6 +173,12 @@ typedef struct ValueDict
 	int32		ndistinct;
 	Size		bytes;
 	struct valuehash_hash *table;
+	/* recent values by a cheap slot; a miss falls back to the keyed table */
+	struct
+	{
+		Datum		value;
+		int32		code;		/* -1: empty */
+	}			recent[LATTICE_RECENT];
 } ValueDict;
 
 typedef struct ValueEntry
@@ -448,7 +456,43 @@ ValueDictInit(ValueDict *dict, Oid type, Oid collation, const char *name,
 	get_typlenbyval(type, &dict->typlen, &dict->typbyval);
 	QidValueHashInit(&dict->hash, type, collation, false, CurrentMemoryContext);
 	dict->null_code = -1;
+	for (int i = 0; i < LATTICE_RECENT; i++)
+		dict->recent[i].code = -1;
 	dict->table = valuehash_create(CurrentMemoryContext, 256, dict);
+}
+
+/*
+ * A value's slot among the recent ones: its Datum's bits or its length and
+ * three of its bytes (unkeyed: colliding values only miss the shortcut)
+ */
+static inline int
+RecentSlot(const ValueDict *dict, Datum value)
+{
+	const char *data;
+	Size		len;
+
+	if (dict->hash.bitwise)
+		return (int) ((value ^ (value >> 7) ^ (value >> 29)) & (LATTICE_RECENT - 1));
+	data = VARDATA_ANY(DatumGetPointer(value));
+	len = VARSIZE_ANY_EXHDR(DatumGetPointer(value));
+	if (len == 0)
+		return 0;
+	return (int) ((len * 31 + (unsigned char) data[0] * 7 +
+				   (unsigned char) data[len / 2] * 3 + (unsigned char) data[len - 1]) &
+				  (LATTICE_RECENT - 1));
+}
+
+/* Whether a value has the Datum or the bytes of a recent one */
+static inline bool
+RecentEqual(const ValueDict *dict, Datum value, Datum recent)
+{
+	Size		len;
+
+	if (dict->hash.bitwise)
+		return value == recent;
+	len = VARSIZE_ANY_EXHDR(DatumGetPointer(recent));
+	return VARSIZE_ANY_EXHDR(DatumGetPointer(value)) == len &&
+		memcmp(VARDATA_ANY(DatumGetPointer(value)), VARDATA_ANY(DatumGetPointer(recent)), len) == 0;
 }
 
 /* The code of one value, a new one when the value is new */
@@ -457,6 +501,7 @@ ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *i
 {
 	ValueEntry *entry;
 	bool		found;
+	int			slot = -1;
 
 	*isnew = false;
 	if (isnull)
@@ -470,6 +515,13 @@ ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *i
 	}
 	if (dict->typlen == -1)
 		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
+	/* columns of few values repeat them: equal Datums or bytes need no hash */
+	if (dict->hash.bitwise || (dict->hash.bytewise && QidValueInPlace(value)))
+	{
+		slot = RecentSlot(dict, value);
+		if (dict->recent[slot].code >= 0 && RecentEqual(dict, value, dict->recent[slot].value))
+			return dict->recent[slot].code;
+	}
 	entry = valuehash_insert(dict->table, value, &found);
 	if (!found)
 	{
@@ -483,6 +535,11 @@ ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *i
 		}
 		entry->code = dict->ndistinct++;
 		*isnew = true;
+	}
+	if (slot >= 0)
+	{
+		dict->recent[slot].value = entry->value;
+		dict->recent[slot].code = entry->code;
 	}
 	return entry->code;
 }
