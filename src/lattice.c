@@ -2277,13 +2277,14 @@ ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult,
 
 /*
  * Group the items [0, m) of base (the rows when NULL) by the split columns'
- * key, classes numbered in order of first occurrence: cls[x] is an item's
- * class, size[c] a class's items, first[c] (unless NULL) its first item and
- * keys[j][c] its code in split column j
+ * key, classes numbered in order of first occurrence: cls[x] (unless NULL)
+ * is an item's class, size[c] a class's items (weighted by weight[x] unless
+ * NULL), first[c] (unless NULL) its first item and keys[j][c] its code in
+ * split column j
  */
 static int32
 GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
-		  uint64 nkeys, int32 *cls, int32 *size, int32 *first)
+		  uint64 nkeys, int32 *cls, int32 *size, int32 *first, const int32 *weight)
 {
 	int			ncol = lat->ncolumns;
 	classkey_hash *table = NULL;
@@ -2360,8 +2361,9 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 				first[nclasses] = x;
 			size[nclasses++] = 0;
 		}
-		cls[x] = c;
-		size[c]++;
+		if (cls != NULL)
+			cls[x] = c;
+		size[c] += weight != NULL ? weight[x] : 1;
 	}
 	if (dense != NULL)
 		for (int32 c = 0; c < nclasses; c++)
@@ -2389,7 +2391,7 @@ GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint6
 {
 	int32	   *cls = lat->key;
 	int32	   *start = lat->group_class;	/* per class: its items, then its place */
-	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL);
+	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL, NULL);
 	int32		n = 1;
 	int32		pos = 0;
 	int32	   *order;
@@ -2427,6 +2429,36 @@ GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint6
 }
 
 /*
+ * Without a sensitive column a node's items are its classes: base's items
+ * [0, m) grouped by key, each class's first item (in first) and weight (in
+ * size), the classes ordered as GroupItems orders them (into *perm); no
+ * pass places the items
+ */
+static int32
+GroupClasses(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
+			 uint64 nkeys, int32 **perm, int32 **perm2, int32 **ends, int32 **ends2,
+			 int32 *first, int32 *size)
+{
+	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, NULL, size, first,
+									 base ? base->count : NULL);
+	int32		n = 1;
+
+	for (int32 c = 0; c < nclasses; c++)
+		(*perm)[c] = c;
+	(*ends)[0] = nclasses;
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	Assert(n == nclasses);
+	return nclasses;
+}
+
+/*
  * The rows grouped by their level-0 codes, without a sensitive column: the
  * base of the nodes no cached snapshot lies below.  Its items are in order
  * of their first rows, so refining them orders classes as refining the rows
@@ -2460,7 +2492,7 @@ BottomItems(Lattice *lat)
 		}
 	if (nsplit > 0 && ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
 	{
-		n = GroupKeys(lat, NULL, nrows, nsplit, mult, nkeys, lat->key, lat->group_class, lat->perm);
+		n = GroupKeys(lat, NULL, nrows, nsplit, mult, nkeys, NULL, lat->group_class, lat->perm, NULL);
 		s = palloc0(sizeof(NodeItems));
 		s->node = -1;
 		s->nitems = s->nclasses = n;
@@ -2943,6 +2975,27 @@ TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *t
 	}
 }
 
+/* A node's snapshot of ngroups items in nclasses classes, in the cache's context */
+static NodeItems *
+NewNodeItems(Lattice *lat, int64 node, int32 ngroups, int32 nclasses)
+{
+	MemoryContext old = MemoryContextSwitchTo(lat->cache_context);
+	NodeItems  *s = palloc(sizeof(NodeItems));
+
+	s->node = node;
+	s->nitems = ngroups;
+	s->nclasses = nclasses;
+	s->rep = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
+	s->count = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
+	s->class_end = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(nclasses, 1));
+	s->bytes = sizeof(NodeItems) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
+	s->used = ++lat->clock;
+	MemoryContextSwitchTo(old);
+	return s;
+}
+
+static void FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels);
+
 /* Evaluate one node: its classes, suppressed rows and utility */
 static void
 EvaluateNode(Lattice *lat, int64 node)
@@ -2958,15 +3011,12 @@ EvaluateNode(Lattice *lat, int64 node)
 	int32		nclasses;
 	int32		ngroups;
 	NodeItems   *s;
-	NodeTally	tally;
-	int64		slot = node;
 	int			ncol = lat->ncolumns;
 	int		   *split = lat->split;
 	const int32 **maps = lat->maps;
 	int			nsplit;
 	uint64	   *mult = palloc(sizeof(uint64) * ncol);
 	uint64		nkeys;
-	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
 	NodeLevels(lat, node, levels);
@@ -2986,7 +3036,26 @@ EvaluateNode(Lattice *lat, int64 node)
 	/* group by one key, then order the classes */
 	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
 		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+	{
+		if (!lat->has_sensitive)
+		{
+			nclasses = GroupClasses(lat, base, m, nsplit, mult, nkeys, &perm, &perm2,
+									&ends, &ends2, key, lat->group_class);
+			pfree(mult);
+			s = NewNodeItems(lat, node, nclasses, nclasses);
+			for (int32 t = 0; t < nclasses; t++)
+			{
+				int32		c = perm[t];
+
+				s->rep[t] = base ? base->rep[key[c]] : key[c];
+				s->count[t] = lat->group_class[c];
+				s->class_end[t] = t + 1;
+			}
+			FinishNode(lat, node, s, levels);
+			return;
+		}
 		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
+	}
 	else
 		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
 	pfree(mult);
@@ -3008,17 +3077,7 @@ EvaluateNode(Lattice *lat, int64 node)
 	}
 
 	/* the node's items */
-	old = MemoryContextSwitchTo(lat->cache_context);
-	s = palloc(sizeof(NodeItems));
-	s->node = node;
-	s->nitems = ngroups;
-	s->nclasses = nclasses;
-	s->rep = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
-	s->count = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
-	s->class_end = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(nclasses, 1));
-	s->bytes = sizeof(NodeItems) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
-	s->used = ++lat->clock;
-	MemoryContextSwitchTo(old);
+	s = NewNodeItems(lat, node, ngroups, nclasses);
 	{
 		int32		begin = 0;
 
@@ -3035,6 +3094,15 @@ EvaluateNode(Lattice *lat, int64 node)
 		}
 	}
 	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
+	FinishNode(lat, node, s, levels);
+}
+
+/* A node's classes: suppression and utility, its figures, its snapshot cached when it fits */
+static void
+FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels)
+{
+	NodeTally	tally;
+	int64		slot = node;
 
 	/* classes: suppression and utility */
 	memset(&tally, 0, sizeof(tally));
