@@ -400,6 +400,7 @@ typedef struct Lattice
 	int32	   *group_class;	/* per class: groups so far (sensitive split) */
 	NodeItems  *bottom;			/* the rows by their level-0 codes (BottomItems) */
 	int32	   *dense;			/* per class key: its class, -1 (GroupKeys) */
+	uint64		dense_ready;	/* its entries set to -1 so far */
 	bool		bottom_tried;
 	OrderedTable ordered_table;	/* ordered distance: the table's cumulative shares */
 	OrderedItem *items;			/* and a class's values, by rank */
@@ -2305,7 +2306,12 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 			Size		n = Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024));
 
 			lat->dense = MemoryContextAlloc(GetMemoryChunkContext(lat->perm), sizeof(int32) * n);
-			memset(lat->dense, -1, sizeof(int32) * n);
+		}
+		/* only the keys used so far are set: the rest is never touched */
+		if (nkeys > lat->dense_ready)
+		{
+			memset(lat->dense + lat->dense_ready, -1, sizeof(int32) * (nkeys - lat->dense_ready));
+			lat->dense_ready = nkeys;
 		}
 		dense = lat->dense;
 	}
