@@ -2276,6 +2276,73 @@ ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult,
 	return true;
 }
 
+/* A new class c of GroupKeys: its codes in the split columns, first item and size */
+static inline void
+NewClass(Lattice *lat, const int32 *row, int nsplit, int32 c, int32 x, int32 *size,
+		 int32 *first)
+{
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32		code0 = row[lat->split[j]];
+
+		lat->keys[j][c] = lat->maps[j] ? lat->maps[j][code0] : code0;
+	}
+	if (first != NULL)
+		first[c] = x;
+	size[c] = 0;
+}
+
+/*
+ * GroupKeys with the direct table: every item's key first (in perm2, which
+ * no caller passes), then the classes, so the table's loads overlap
+ */
+static int32
+GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
+		   const uint64 *const *part, int32 *cls, int32 *size, int32 *first,
+		   const int32 *weight)
+{
+	int			ncol = lat->ncolumns;
+	const int  *split = lat->split;
+	const int32 *rowcodes = lat->rowcodes;
+	const int32 *rep = base ? base->rep : NULL;
+	int32	   *kb = lat->perm2;
+	int32	   *dense = lat->dense;
+	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
+	int32		nclasses = 0;
+
+	Assert(kb != cls && kb != size && kb != first);
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = rowcodes + (Size) (rep ? rep[x] : x) * ncol;
+		uint64		key = 0;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][row[split[j]]];
+		kb[x] = (int32) key;
+	}
+	for (int32 x = 0; x < m; x++)
+	{
+		int32		key = kb[x];
+		int32		c = dense[key];
+
+		if (c < 0)
+		{
+			c = dense[key] = nclasses;
+			dense_keys[c] = key;
+			NewClass(lat, rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, c, x, size, first);
+			nclasses++;
+		}
+		if (cls != NULL)
+			cls[x] = c;
+		size[c] += weight != NULL ? weight[x] : 1;
+	}
+	for (int32 c = 0; c < nclasses; c++)
+		dense[dense_keys[c]] = -1;
+	return nclasses;
+}
+
 /*
  * Group the items [0, m) of base (the rows when NULL) by the split columns'
  * key, classes numbered in order of first occurrence: cls[x] (unless NULL)
@@ -2289,8 +2356,7 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 {
 	int			ncol = lat->ncolumns;
 	classkey_hash *table = NULL;
-	int32	   *dense = NULL;
-	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
+	bool		dense = false;
 	int32		nclasses = 0;
 	uint64	  **part;
 
@@ -2313,10 +2379,8 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 			memset(lat->dense + lat->dense_ready, -1, sizeof(int32) * (nkeys - lat->dense_ready));
 			lat->dense_ready = nkeys;
 		}
-		dense = lat->dense;
+		dense = true;
 	}
-	else
-		table = classkey_create(CurrentMemoryContext, 1024, NULL);
 	/* per split column and level-0 code: its share of the key */
 	part = palloc(sizeof(uint64 *) * nsplit);
 	for (int j = 0; j < nsplit; j++)
@@ -2327,7 +2391,12 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		for (int32 v = 0; v < n0; v++)
 			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
 	}
-	for (int32 x = 0; x < m; x++)
+	if (dense)
+		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, cls, size,
+							  first, weight);
+	else
+		table = classkey_create(CurrentMemoryContext, 1024, NULL);
+	for (int32 x = 0; x < m && !dense; x++)
 	{
 		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
 		uint64		key = 0;
@@ -2337,16 +2406,6 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 			CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < nsplit; j++)
 			key += part[j][row[lat->split[j]]];
-		if (dense != NULL)
-		{
-			c = dense[key];
-			if (c < 0)
-			{
-				c = dense[key] = nclasses;
-				dense_keys[c] = (int32) key;
-			}
-		}
-		else
 		{
 			bool		found;
 			ClassKeyEntry *entry = classkey_insert(table, key, &found);
@@ -2356,25 +2415,12 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 			c = entry->cls;
 		}
 		if (c == nclasses)
-		{
-			for (int j = 0; j < nsplit; j++)
-			{
-				int32		code0 = row[lat->split[j]];
-
-				lat->keys[j][nclasses] = lat->maps[j] ? lat->maps[j][code0] : code0;
-			}
-			if (first != NULL)
-				first[nclasses] = x;
-			size[nclasses++] = 0;
-		}
+			NewClass(lat, row, nsplit, nclasses++, x, size, first);
 		if (cls != NULL)
 			cls[x] = c;
 		size[c] += weight != NULL ? weight[x] : 1;
 	}
-	if (dense != NULL)
-		for (int32 c = 0; c < nclasses; c++)
-			dense[dense_keys[c]] = -1;
-	else
+	if (table != NULL)
 		classkey_destroy(table);
 	for (int j = 0; j < nsplit; j++)
 		pfree(part[j]);
