@@ -83,6 +83,7 @@ PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
 
 /* Most class keys grouped through a direct table rather than a hash table */
 #define LATTICE_DENSE_KEYS (1 << 18)
+#define LATTICE_TABLE_START (1 << 16)	/* GroupKeys's hash table sized for at most these */
 
 /* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
@@ -2395,7 +2396,10 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, cls, size,
 							  first, weight);
 	else
-		table = classkey_create(CurrentMemoryContext, 1024, NULL);
+		/* sized for its classes up to a bound: growing would move every entry */
+		table = classkey_create(CurrentMemoryContext,
+								(uint32) Max(Min(Min((uint64) m, nkeys), LATTICE_TABLE_START), 1024),
+								NULL);
 	for (int32 x = 0; x < m && !dense; x++)
 	{
 		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
