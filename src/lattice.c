@@ -160,6 +160,7 @@ static uint64 lattice_hash_seed;
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* Recent values per column ValueCode checks before its keyed table (a power of 2) */
 #define LATTICE_RECENT 128
 
 /* How one column's values are hashed and compared while encoding */
@@ -2344,6 +2345,46 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	return nclasses;
 }
 
+/* GroupKeys with a hash table of the keys, sized for its classes up to a bound */
+static int32
+GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
+		   const uint64 *const *part, uint64 nkeys, int32 *cls, int32 *size, int32 *first,
+		   const int32 *weight)
+{
+	int			ncol = lat->ncolumns;
+	classkey_hash *table;
+	int32		nclasses = 0;
+
+	/* growing would move every entry */
+	table = classkey_create(CurrentMemoryContext,
+							(uint32) Max(Min(Min((uint64) m, nkeys), LATTICE_TABLE_START), 1024),
+							NULL);
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+		uint64		key = 0;
+		bool		found;
+		ClassKeyEntry *entry;
+		int32		c;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][row[lat->split[j]]];
+		entry = classkey_insert(table, key, &found);
+		if (!found)
+			entry->cls = nclasses;
+		c = entry->cls;
+		if (c == nclasses)
+			NewClass(lat, row, nsplit, nclasses++, x, size, first);
+		if (cls != NULL)
+			cls[x] = c;
+		size[c] += weight != NULL ? weight[x] : 1;
+	}
+	classkey_destroy(table);
+	return nclasses;
+}
+
 /*
  * Group the items [0, m) of base (the rows when NULL) by the split columns'
  * key, classes numbered in order of first occurrence: cls[x] (unless NULL)
@@ -2355,10 +2396,8 @@ static int32
 GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
 		  uint64 nkeys, int32 *cls, int32 *size, int32 *first, const int32 *weight)
 {
-	int			ncol = lat->ncolumns;
-	classkey_hash *table = NULL;
 	bool		dense = false;
-	int32		nclasses = 0;
+	int32		nclasses;
 	uint64	  **part;
 
 	/*
@@ -2396,36 +2435,8 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, cls, size,
 							  first, weight);
 	else
-		/* sized for its classes up to a bound: growing would move every entry */
-		table = classkey_create(CurrentMemoryContext,
-								(uint32) Max(Min(Min((uint64) m, nkeys), LATTICE_TABLE_START), 1024),
-								NULL);
-	for (int32 x = 0; x < m && !dense; x++)
-	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
-		uint64		key = 0;
-		int32		c;
-
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[lat->split[j]]];
-		{
-			bool		found;
-			ClassKeyEntry *entry = classkey_insert(table, key, &found);
-
-			if (!found)
-				entry->cls = nclasses;
-			c = entry->cls;
-		}
-		if (c == nclasses)
-			NewClass(lat, row, nsplit, nclasses++, x, size, first);
-		if (cls != NULL)
-			cls[x] = c;
-		size[c] += weight != NULL ? weight[x] : 1;
-	}
-	if (table != NULL)
-		classkey_destroy(table);
+		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, nkeys, cls,
+							  size, first, weight);
 	for (int j = 0; j < nsplit; j++)
 		pfree(part[j]);
 	pfree(part);
@@ -3050,109 +3061,6 @@ NewNodeItems(Lattice *lat, int64 node, int32 ngroups, int32 nclasses)
 	return s;
 }
 
-static void FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels);
-
-/* Evaluate one node: its classes, suppressed rows and utility */
-static void
-EvaluateNode(Lattice *lat, int64 node)
-{
-	NodeItems   *base = CacheBase(lat, node);
-	int32		m;
-	int32	   *levels = lat->levels;
-	int32	   *perm = lat->perm;
-	int32	   *perm2 = lat->perm2;
-	int32	   *ends = lat->ends;
-	int32	   *ends2 = lat->ends2;
-	int32	   *key = lat->key;
-	int32		nclasses;
-	int32		ngroups;
-	NodeItems   *s;
-	int			ncol = lat->ncolumns;
-	int		   *split = lat->split;
-	const int32 **maps = lat->maps;
-	int			nsplit;
-	uint64	   *mult = palloc(sizeof(uint64) * ncol);
-	uint64		nkeys;
-
-	CHECK_FOR_INTERRUPTS();
-	NodeLevels(lat, node, levels);
-	if (base != NULL)
-		base->used = ++lat->clock;
-	else
-		base = BottomItems(lat);
-	m = base ? base->nitems : (int32) lat->nrows;
-	nsplit = 0;
-	for (int i = 0; i < ncol; i++)
-		if (lat->columns[i].ndist[levels[i]] > 1)
-		{
-			split[nsplit] = i;
-			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
-			nsplit++;
-		}
-	/* group by one key, then order the classes */
-	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
-		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
-	{
-		if (!lat->has_sensitive)
-		{
-			nclasses = GroupClasses(lat, base, m, nsplit, mult, nkeys, &perm, &perm2,
-									&ends, &ends2, key, lat->group_class);
-			pfree(mult);
-			s = NewNodeItems(lat, node, nclasses, nclasses);
-			for (int32 t = 0; t < nclasses; t++)
-			{
-				int32		c = perm[t];
-
-				s->rep[t] = base ? base->rep[key[c]] : key[c];
-				s->count[t] = lat->group_class[c];
-				s->class_end[t] = t + 1;
-			}
-			FinishNode(lat, node, s, levels);
-			return;
-		}
-		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
-	}
-	else
-		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
-	pfree(mult);
-	if (lat->has_sensitive)
-	{
-		int32	   *tmp;
-
-		for (int32 x = 0; x < m; x++)
-			key[x] = lat->sens[base ? base->rep[x] : x];
-		ngroups = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, lat->group_class);
-		tmp = perm, perm = perm2, perm2 = tmp;
-		tmp = ends, ends = ends2, ends2 = tmp;
-	}
-	else
-	{
-		ngroups = nclasses;
-		for (int32 i = 0; i < nclasses; i++)
-			lat->group_class[i] = i + 1;
-	}
-
-	/* the node's items */
-	s = NewNodeItems(lat, node, ngroups, nclasses);
-	{
-		int32		begin = 0;
-
-		for (int32 g = 0; g < ngroups; g++)
-		{
-			int32		end = ends[g];
-			int64		count = 0;
-
-			for (int32 x = begin; x < end; x++)
-				count += base ? base->count[perm[x]] : 1;
-			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
-			s->count[g] = (int32) count;
-			begin = end;
-		}
-	}
-	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
-	FinishNode(lat, node, s, levels);
-}
-
 /* A node's classes: suppression and utility, its figures, its snapshot cached when it fits */
 static void
 FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels)
@@ -3208,6 +3116,124 @@ FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels)
 	}
 }
 
+/*
+ * The snapshot of a node without a sensitive column grouped from the rows
+ * or the bottom items: one item per class, its first row and its rows
+ */
+static NodeItems *
+ClassItems(Lattice *lat, int64 node, const NodeItems *base, int32 m, int nsplit,
+		   const uint64 *mult, uint64 nkeys)
+{
+	int32	   *perm = lat->perm;
+	int32	   *perm2 = lat->perm2;
+	int32	   *ends = lat->ends;
+	int32	   *ends2 = lat->ends2;
+	int32	   *first = lat->key;
+	int32	   *size = lat->group_class;
+	int32		nclasses = GroupClasses(lat, base, m, nsplit, mult, nkeys, &perm, &perm2,
+										&ends, &ends2, first, size);
+	NodeItems  *s = NewNodeItems(lat, node, nclasses, nclasses);
+
+	for (int32 t = 0; t < nclasses; t++)
+	{
+		int32		c = perm[t];
+
+		s->rep[t] = base ? base->rep[first[c]] : first[c];
+		s->count[t] = size[c];
+		s->class_end[t] = t + 1;
+	}
+	return s;
+}
+
+/* Evaluate one node: its classes, suppressed rows and utility */
+static void
+EvaluateNode(Lattice *lat, int64 node)
+{
+	NodeItems   *base = CacheBase(lat, node);
+	int32		m;
+	int32	   *levels = lat->levels;
+	int32	   *perm = lat->perm;
+	int32	   *perm2 = lat->perm2;
+	int32	   *ends = lat->ends;
+	int32	   *ends2 = lat->ends2;
+	int32	   *key = lat->key;
+	int32		nclasses;
+	int32		ngroups;
+	NodeItems   *s;
+	int			ncol = lat->ncolumns;
+	int		   *split = lat->split;
+	const int32 **maps = lat->maps;
+	int			nsplit;
+	uint64	   *mult = palloc(sizeof(uint64) * ncol);
+	uint64		nkeys;
+
+	CHECK_FOR_INTERRUPTS();
+	NodeLevels(lat, node, levels);
+	if (base != NULL)
+		base->used = ++lat->clock;
+	else
+		base = BottomItems(lat);
+	m = base ? base->nitems : (int32) lat->nrows;
+	nsplit = 0;
+	for (int i = 0; i < ncol; i++)
+		if (lat->columns[i].ndist[levels[i]] > 1)
+		{
+			split[nsplit] = i;
+			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
+			nsplit++;
+		}
+	/* group by one key, then order the classes */
+	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
+		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+	{
+		if (!lat->has_sensitive)
+		{
+			FinishNode(lat, node, ClassItems(lat, node, base, m, nsplit, mult, nkeys), levels);
+			pfree(mult);
+			return;
+		}
+		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
+	}
+	else
+		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
+	pfree(mult);
+	if (lat->has_sensitive)
+	{
+		int32	   *tmp;
+
+		for (int32 x = 0; x < m; x++)
+			key[x] = lat->sens[base ? base->rep[x] : x];
+		ngroups = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, lat->group_class);
+		tmp = perm, perm = perm2, perm2 = tmp;
+		tmp = ends, ends = ends2, ends2 = tmp;
+	}
+	else
+	{
+		ngroups = nclasses;
+		for (int32 i = 0; i < nclasses; i++)
+			lat->group_class[i] = i + 1;
+	}
+
+	/* the node's items */
+	s = NewNodeItems(lat, node, ngroups, nclasses);
+	{
+		int32		begin = 0;
+
+		for (int32 g = 0; g < ngroups; g++)
+		{
+			int32		end = ends[g];
+			int64		count = 0;
+
+			for (int32 x = begin; x < end; x++)
+				count += base ? base->count[perm[x]] : 1;
+			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
+			s->count[g] = (int32) count;
+			begin = end;
+		}
+	}
+	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
+	FinishNode(lat, node, s, levels);
+}
 /* Whether an evaluated node is anonymous */
 static inline bool
 Anonymous(const Lattice *lat, int64 node)
