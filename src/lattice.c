@@ -83,6 +83,7 @@ PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
 
 /* Most class keys grouped through a direct table rather than a hash table */
 #define LATTICE_DENSE_KEYS (1 << 18)
+#define LATTICE_TABLE_START (1 << 16)	/* GroupKeys's hash table sized for at most these */
 
 /* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
@@ -159,6 +160,9 @@ static uint64 lattice_hash_seed;
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* Recent values per column ValueCode checks before its keyed table (a power of 2) */
+#define LATTICE_RECENT 128
+
 /* How one column's values are hashed and compared while encoding */
 typedef struct ValueDict
 {
@@ -171,6 +175,12 @@ typedef struct ValueDict
 	int32		ndistinct;
 	Size		bytes;
 	struct valuehash_hash *table;
+	/* recent values by a cheap slot; a miss falls back to the keyed table */
+	struct
+	{
+		Datum		value;
+		int32		code;		/* -1: empty */
+	}			recent[LATTICE_RECENT];
 } ValueDict;
 
 typedef struct ValueEntry
@@ -392,6 +402,7 @@ typedef struct Lattice
 	int32	   *group_class;	/* per class: groups so far (sensitive split) */
 	NodeItems  *bottom;			/* the rows by their level-0 codes (BottomItems) */
 	int32	   *dense;			/* per class key: its class, -1 (GroupKeys) */
+	uint64		dense_ready;	/* its entries set to -1 so far */
 	bool		bottom_tried;
 	OrderedTable ordered_table;	/* ordered distance: the table's cumulative shares */
 	OrderedItem *items;			/* and a class's values, by rank */
@@ -448,7 +459,43 @@ ValueDictInit(ValueDict *dict, Oid type, Oid collation, const char *name,
 	get_typlenbyval(type, &dict->typlen, &dict->typbyval);
 	QidValueHashInit(&dict->hash, type, collation, false, CurrentMemoryContext);
 	dict->null_code = -1;
+	for (int i = 0; i < LATTICE_RECENT; i++)
+		dict->recent[i].code = -1;
 	dict->table = valuehash_create(CurrentMemoryContext, 256, dict);
+}
+
+/*
+ * A value's slot among the recent ones: its Datum's bits or its length and
+ * three of its bytes (unkeyed: colliding values only miss the shortcut)
+ */
+static inline int
+RecentSlot(const ValueDict *dict, Datum value)
+{
+	const char *data;
+	Size		len;
+
+	if (dict->hash.bitwise)
+		return (int) ((value ^ (value >> 7) ^ (value >> 29)) & (LATTICE_RECENT - 1));
+	data = VARDATA_ANY(DatumGetPointer(value));
+	len = VARSIZE_ANY_EXHDR(DatumGetPointer(value));
+	if (len == 0)
+		return 0;
+	return (int) ((len * 31 + (unsigned char) data[0] * 7 +
+				   (unsigned char) data[len / 2] * 3 + (unsigned char) data[len - 1]) &
+				  (LATTICE_RECENT - 1));
+}
+
+/* Whether a value has the Datum or the bytes of a recent one */
+static inline bool
+RecentEqual(const ValueDict *dict, Datum value, Datum recent)
+{
+	Size		len;
+
+	if (dict->hash.bitwise)
+		return value == recent;
+	len = VARSIZE_ANY_EXHDR(DatumGetPointer(recent));
+	return VARSIZE_ANY_EXHDR(DatumGetPointer(value)) == len &&
+		memcmp(VARDATA_ANY(DatumGetPointer(value)), VARDATA_ANY(DatumGetPointer(recent)), len) == 0;
 }
 
 /* The code of one value, a new one when the value is new */
@@ -457,6 +504,7 @@ ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *i
 {
 	ValueEntry *entry;
 	bool		found;
+	int			slot = -1;
 
 	*isnew = false;
 	if (isnull)
@@ -470,6 +518,13 @@ ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *i
 	}
 	if (dict->typlen == -1)
 		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
+	/* columns of few values repeat them: equal Datums or bytes need no hash */
+	if (dict->hash.bitwise || (dict->hash.bytewise && QidValueInPlace(value)))
+	{
+		slot = RecentSlot(dict, value);
+		if (dict->recent[slot].code >= 0 && RecentEqual(dict, value, dict->recent[slot].value))
+			return dict->recent[slot].code;
+	}
 	entry = valuehash_insert(dict->table, value, &found);
 	if (!found)
 	{
@@ -483,6 +538,11 @@ ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *i
 		}
 		entry->code = dict->ndistinct++;
 		*isnew = true;
+	}
+	if (slot >= 0)
+	{
+		dict->recent[slot].value = entry->value;
+		dict->recent[slot].code = entry->code;
 	}
 	return entry->code;
 }
@@ -2218,21 +2278,126 @@ ClassKeyRadix(const Lattice *lat, const int32 *levels, int nsplit, uint64 *mult,
 	return true;
 }
 
+/* A new class c of GroupKeys: its codes in the split columns, first item and size */
+static inline void
+NewClass(Lattice *lat, const int32 *row, int nsplit, int32 c, int32 x, int32 *size,
+		 int32 *first)
+{
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32		code0 = row[lat->split[j]];
+
+		lat->keys[j][c] = lat->maps[j] ? lat->maps[j][code0] : code0;
+	}
+	if (first != NULL)
+		first[c] = x;
+	size[c] = 0;
+}
+
+/*
+ * GroupKeys with the direct table: every item's key first (in perm2, which
+ * no caller passes), then the classes, so the table's loads overlap
+ */
+static int32
+GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
+		   const uint64 *const *part, int32 *cls, int32 *size, int32 *first,
+		   const int32 *weight)
+{
+	int			ncol = lat->ncolumns;
+	const int  *split = lat->split;
+	const int32 *rowcodes = lat->rowcodes;
+	const int32 *rep = base ? base->rep : NULL;
+	int32	   *kb = lat->perm2;
+	int32	   *dense = lat->dense;
+	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
+	int32		nclasses = 0;
+
+	Assert(kb != cls && kb != size && kb != first);
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = rowcodes + (Size) (rep ? rep[x] : x) * ncol;
+		uint64		key = 0;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][row[split[j]]];
+		kb[x] = (int32) key;
+	}
+	for (int32 x = 0; x < m; x++)
+	{
+		int32		key = kb[x];
+		int32		c = dense[key];
+
+		if (c < 0)
+		{
+			c = dense[key] = nclasses;
+			dense_keys[c] = key;
+			NewClass(lat, rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, c, x, size, first);
+			nclasses++;
+		}
+		if (cls != NULL)
+			cls[x] = c;
+		size[c] += weight != NULL ? weight[x] : 1;
+	}
+	for (int32 c = 0; c < nclasses; c++)
+		dense[dense_keys[c]] = -1;
+	return nclasses;
+}
+
+/* GroupKeys with a hash table of the keys, sized for its classes up to a bound */
+static int32
+GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
+		   const uint64 *const *part, uint64 nkeys, int32 *cls, int32 *size, int32 *first,
+		   const int32 *weight)
+{
+	int			ncol = lat->ncolumns;
+	classkey_hash *table;
+	int32		nclasses = 0;
+
+	/* growing would move every entry */
+	table = classkey_create(CurrentMemoryContext,
+							(uint32) Max(Min(Min((uint64) m, nkeys), LATTICE_TABLE_START), 1024),
+							NULL);
+	for (int32 x = 0; x < m; x++)
+	{
+		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+		uint64		key = 0;
+		bool		found;
+		ClassKeyEntry *entry;
+		int32		c;
+
+		if ((x & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][row[lat->split[j]]];
+		entry = classkey_insert(table, key, &found);
+		if (!found)
+			entry->cls = nclasses;
+		c = entry->cls;
+		if (c == nclasses)
+			NewClass(lat, row, nsplit, nclasses++, x, size, first);
+		if (cls != NULL)
+			cls[x] = c;
+		size[c] += weight != NULL ? weight[x] : 1;
+	}
+	classkey_destroy(table);
+	return nclasses;
+}
+
 /*
  * Group the items [0, m) of base (the rows when NULL) by the split columns'
- * key, classes numbered in order of first occurrence: cls[x] is an item's
- * class, size[c] a class's items, first[c] (unless NULL) its first item and
- * keys[j][c] its code in split column j
+ * key, classes numbered in order of first occurrence: cls[x] (unless NULL)
+ * is an item's class, size[c] a class's items (weighted by weight[x] unless
+ * NULL), first[c] (unless NULL) its first item and keys[j][c] its code in
+ * split column j
  */
 static int32
 GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
-		  uint64 nkeys, int32 *cls, int32 *size, int32 *first)
+		  uint64 nkeys, int32 *cls, int32 *size, int32 *first, const int32 *weight)
 {
-	int			ncol = lat->ncolumns;
-	classkey_hash *table = NULL;
-	int32	   *dense = NULL;
-	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
-	int32		nclasses = 0;
+	bool		dense = false;
+	int32		nclasses;
 	uint64	  **part;
 
 	/*
@@ -2247,12 +2412,15 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 			Size		n = Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024));
 
 			lat->dense = MemoryContextAlloc(GetMemoryChunkContext(lat->perm), sizeof(int32) * n);
-			memset(lat->dense, -1, sizeof(int32) * n);
 		}
-		dense = lat->dense;
+		/* only the keys used so far are set: the rest is never touched */
+		if (nkeys > lat->dense_ready)
+		{
+			memset(lat->dense + lat->dense_ready, -1, sizeof(int32) * (nkeys - lat->dense_ready));
+			lat->dense_ready = nkeys;
+		}
+		dense = true;
 	}
-	else
-		table = classkey_create(CurrentMemoryContext, 1024, NULL);
 	/* per split column and level-0 code: its share of the key */
 	part = palloc(sizeof(uint64 *) * nsplit);
 	for (int j = 0; j < nsplit; j++)
@@ -2263,54 +2431,12 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		for (int32 v = 0; v < n0; v++)
 			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
 	}
-	for (int32 x = 0; x < m; x++)
-	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
-		uint64		key = 0;
-		int32		c;
-
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[lat->split[j]]];
-		if (dense != NULL)
-		{
-			c = dense[key];
-			if (c < 0)
-			{
-				c = dense[key] = nclasses;
-				dense_keys[c] = (int32) key;
-			}
-		}
-		else
-		{
-			bool		found;
-			ClassKeyEntry *entry = classkey_insert(table, key, &found);
-
-			if (!found)
-				entry->cls = nclasses;
-			c = entry->cls;
-		}
-		if (c == nclasses)
-		{
-			for (int j = 0; j < nsplit; j++)
-			{
-				int32		code0 = row[lat->split[j]];
-
-				lat->keys[j][nclasses] = lat->maps[j] ? lat->maps[j][code0] : code0;
-			}
-			if (first != NULL)
-				first[nclasses] = x;
-			size[nclasses++] = 0;
-		}
-		cls[x] = c;
-		size[c]++;
-	}
-	if (dense != NULL)
-		for (int32 c = 0; c < nclasses; c++)
-			dense[dense_keys[c]] = -1;
+	if (dense)
+		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, cls, size,
+							  first, weight);
 	else
-		classkey_destroy(table);
+		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, nkeys, cls,
+							  size, first, weight);
 	for (int j = 0; j < nsplit; j++)
 		pfree(part[j]);
 	pfree(part);
@@ -2332,7 +2458,7 @@ GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint6
 {
 	int32	   *cls = lat->key;
 	int32	   *start = lat->group_class;	/* per class: its items, then its place */
-	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL);
+	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL, NULL);
 	int32		n = 1;
 	int32		pos = 0;
 	int32	   *order;
@@ -2370,6 +2496,36 @@ GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint6
 }
 
 /*
+ * Without a sensitive column a node's items are its classes: base's items
+ * [0, m) grouped by key, each class's first item (in first) and weight (in
+ * size), the classes ordered as GroupItems orders them (into *perm); no
+ * pass places the items
+ */
+static int32
+GroupClasses(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64 *mult,
+			 uint64 nkeys, int32 **perm, int32 **perm2, int32 **ends, int32 **ends2,
+			 int32 *first, int32 *size)
+{
+	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, NULL, size, first,
+									 base ? base->count : NULL);
+	int32		n = 1;
+
+	for (int32 c = 0; c < nclasses; c++)
+		(*perm)[c] = c;
+	(*ends)[0] = nclasses;
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	Assert(n == nclasses);
+	return nclasses;
+}
+
+/*
  * The rows grouped by their level-0 codes, without a sensitive column: the
  * base of the nodes no cached snapshot lies below.  Its items are in order
  * of their first rows, so refining them orders classes as refining the rows
@@ -2403,7 +2559,7 @@ BottomItems(Lattice *lat)
 		}
 	if (nsplit > 0 && ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
 	{
-		n = GroupKeys(lat, NULL, nrows, nsplit, mult, nkeys, lat->key, lat->group_class, lat->perm);
+		n = GroupKeys(lat, NULL, nrows, nsplit, mult, nkeys, NULL, lat->group_class, lat->perm, NULL);
 		s = palloc0(sizeof(NodeItems));
 		s->node = -1;
 		s->nitems = s->nclasses = n;
@@ -2886,73 +3042,13 @@ TallyClasses(Lattice *lat, const NodeItems *s, const int32 *levels, NodeTally *t
 	}
 }
 
-/* Evaluate one node: its classes, suppressed rows and utility */
-static void
-EvaluateNode(Lattice *lat, int64 node)
+/* A node's snapshot of ngroups items in nclasses classes, in the cache's context */
+static NodeItems *
+NewNodeItems(Lattice *lat, int64 node, int32 ngroups, int32 nclasses)
 {
-	NodeItems   *base = CacheBase(lat, node);
-	int32		m;
-	int32	   *levels = lat->levels;
-	int32	   *perm = lat->perm;
-	int32	   *perm2 = lat->perm2;
-	int32	   *ends = lat->ends;
-	int32	   *ends2 = lat->ends2;
-	int32	   *key = lat->key;
-	int32		nclasses;
-	int32		ngroups;
-	NodeItems   *s;
-	NodeTally	tally;
-	int64		slot = node;
-	int			ncol = lat->ncolumns;
-	int		   *split = lat->split;
-	const int32 **maps = lat->maps;
-	int			nsplit;
-	uint64	   *mult = palloc(sizeof(uint64) * ncol);
-	uint64		nkeys;
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(lat->cache_context);
+	NodeItems  *s = palloc(sizeof(NodeItems));
 
-	CHECK_FOR_INTERRUPTS();
-	NodeLevels(lat, node, levels);
-	if (base != NULL)
-		base->used = ++lat->clock;
-	else
-		base = BottomItems(lat);
-	m = base ? base->nitems : (int32) lat->nrows;
-	nsplit = 0;
-	for (int i = 0; i < ncol; i++)
-		if (lat->columns[i].ndist[levels[i]] > 1)
-		{
-			split[nsplit] = i;
-			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
-			nsplit++;
-		}
-	/* group by one key, then order the classes */
-	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
-		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
-		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
-	else
-		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
-	pfree(mult);
-	if (lat->has_sensitive)
-	{
-		int32	   *tmp;
-
-		for (int32 x = 0; x < m; x++)
-			key[x] = lat->sens[base ? base->rep[x] : x];
-		ngroups = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, lat->group_class);
-		tmp = perm, perm = perm2, perm2 = tmp;
-		tmp = ends, ends = ends2, ends2 = tmp;
-	}
-	else
-	{
-		ngroups = nclasses;
-		for (int32 i = 0; i < nclasses; i++)
-			lat->group_class[i] = i + 1;
-	}
-
-	/* the node's items */
-	old = MemoryContextSwitchTo(lat->cache_context);
-	s = palloc(sizeof(NodeItems));
 	s->node = node;
 	s->nitems = ngroups;
 	s->nclasses = nclasses;
@@ -2962,22 +3058,15 @@ EvaluateNode(Lattice *lat, int64 node)
 	s->bytes = sizeof(NodeItems) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
 	s->used = ++lat->clock;
 	MemoryContextSwitchTo(old);
-	{
-		int32		begin = 0;
+	return s;
+}
 
-		for (int32 g = 0; g < ngroups; g++)
-		{
-			int32		end = ends[g];
-			int64		count = 0;
-
-			for (int32 x = begin; x < end; x++)
-				count += base ? base->count[perm[x]] : 1;
-			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
-			s->count[g] = (int32) count;
-			begin = end;
-		}
-	}
-	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
+/* A node's classes: suppression and utility, its figures, its snapshot cached when it fits */
+static void
+FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels)
+{
+	NodeTally	tally;
+	int64		slot = node;
 
 	/* classes: suppression and utility */
 	memset(&tally, 0, sizeof(tally));
@@ -3027,6 +3116,124 @@ EvaluateNode(Lattice *lat, int64 node)
 	}
 }
 
+/*
+ * The snapshot of a node without a sensitive column grouped from the rows
+ * or the bottom items: one item per class, its first row and its rows
+ */
+static NodeItems *
+ClassItems(Lattice *lat, int64 node, const NodeItems *base, int32 m, int nsplit,
+		   const uint64 *mult, uint64 nkeys)
+{
+	int32	   *perm = lat->perm;
+	int32	   *perm2 = lat->perm2;
+	int32	   *ends = lat->ends;
+	int32	   *ends2 = lat->ends2;
+	int32	   *first = lat->key;
+	int32	   *size = lat->group_class;
+	int32		nclasses = GroupClasses(lat, base, m, nsplit, mult, nkeys, &perm, &perm2,
+										&ends, &ends2, first, size);
+	NodeItems  *s = NewNodeItems(lat, node, nclasses, nclasses);
+
+	for (int32 t = 0; t < nclasses; t++)
+	{
+		int32		c = perm[t];
+
+		s->rep[t] = base ? base->rep[first[c]] : first[c];
+		s->count[t] = size[c];
+		s->class_end[t] = t + 1;
+	}
+	return s;
+}
+
+/* Evaluate one node: its classes, suppressed rows and utility */
+static void
+EvaluateNode(Lattice *lat, int64 node)
+{
+	NodeItems   *base = CacheBase(lat, node);
+	int32		m;
+	int32	   *levels = lat->levels;
+	int32	   *perm = lat->perm;
+	int32	   *perm2 = lat->perm2;
+	int32	   *ends = lat->ends;
+	int32	   *ends2 = lat->ends2;
+	int32	   *key = lat->key;
+	int32		nclasses;
+	int32		ngroups;
+	NodeItems   *s;
+	int			ncol = lat->ncolumns;
+	int		   *split = lat->split;
+	const int32 **maps = lat->maps;
+	int			nsplit;
+	uint64	   *mult = palloc(sizeof(uint64) * ncol);
+	uint64		nkeys;
+
+	CHECK_FOR_INTERRUPTS();
+	NodeLevels(lat, node, levels);
+	if (base != NULL)
+		base->used = ++lat->clock;
+	else
+		base = BottomItems(lat);
+	m = base ? base->nitems : (int32) lat->nrows;
+	nsplit = 0;
+	for (int i = 0; i < ncol; i++)
+		if (lat->columns[i].ndist[levels[i]] > 1)
+		{
+			split[nsplit] = i;
+			maps[nsplit] = levels[i] == 0 ? NULL : lat->columns[i].map[levels[i]];
+			nsplit++;
+		}
+	/* group by one key, then order the classes */
+	if ((base == NULL || base == lat->bottom) && m > 1 && nsplit > 1 &&
+		ClassKeyRadix(lat, levels, nsplit, mult, &nkeys))
+	{
+		if (!lat->has_sensitive)
+		{
+			FinishNode(lat, node, ClassItems(lat, node, base, m, nsplit, mult, nkeys), levels);
+			pfree(mult);
+			return;
+		}
+		nclasses = GroupItems(lat, base, m, nsplit, mult, nkeys, &perm, &perm2, &ends, &ends2);
+	}
+	else
+		nclasses = SplitColumns(lat, base, m, nsplit, &perm, &perm2, &ends, &ends2);
+	pfree(mult);
+	if (lat->has_sensitive)
+	{
+		int32	   *tmp;
+
+		for (int32 x = 0; x < m; x++)
+			key[x] = lat->sens[base ? base->rep[x] : x];
+		ngroups = SplitClasses(lat, perm, ends, nclasses, key, perm2, ends2, lat->group_class);
+		tmp = perm, perm = perm2, perm2 = tmp;
+		tmp = ends, ends = ends2, ends2 = tmp;
+	}
+	else
+	{
+		ngroups = nclasses;
+		for (int32 i = 0; i < nclasses; i++)
+			lat->group_class[i] = i + 1;
+	}
+
+	/* the node's items */
+	s = NewNodeItems(lat, node, ngroups, nclasses);
+	{
+		int32		begin = 0;
+
+		for (int32 g = 0; g < ngroups; g++)
+		{
+			int32		end = ends[g];
+			int64		count = 0;
+
+			for (int32 x = begin; x < end; x++)
+				count += base ? base->count[perm[x]] : 1;
+			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
+			s->count[g] = (int32) count;
+			begin = end;
+		}
+	}
+	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
+	FinishNode(lat, node, s, levels);
+}
 /* Whether an evaluated node is anonymous */
 static inline bool
 Anonymous(const Lattice *lat, int64 node)
