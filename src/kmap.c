@@ -320,18 +320,6 @@ KmapStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	QidRelationCheckResult(state->release, typeinfo, 0, state->ncolumns, state->funcname);
 }
 
-static void
-KmapShutdown(DestReceiver *self)
-{
-	(void) self;
-}
-
-static void
-KmapDestroy(DestReceiver *self)
-{
-	(void) self;
-}
-
 /* Hand one row of a scan to the scan's row function */
 static bool
 KmapReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
@@ -357,11 +345,7 @@ KmapScanWith(KmapState *state, const char *query, KmapRowFn fn,
 	SPIExecuteOptions options;
 	int			rc;
 
-	receiver.pub.receiveSlot = KmapReceiveSlot;
-	receiver.pub.rStartup = startup;
-	receiver.pub.rShutdown = KmapShutdown;
-	receiver.pub.rDestroy = KmapDestroy;
-	receiver.pub.mydest = DestNone;
+	QidReceiverInit(&receiver.pub, KmapReceiveSlot, startup);
 	receiver.state = state;
 	receiver.row = fn;
 

@@ -393,9 +393,21 @@ RowReceiverReceive(TupleTableSlot *slot, DestReceiver *self)
 }
 
 static void
-RowReceiverNothing(DestReceiver *self)
+ReceiverNothing(DestReceiver *self)
 {
 	(void) self;
+}
+
+/* A receiver of a query's rows, run through SPI: receive and startup, nothing at its end */
+void
+QidReceiverInit(DestReceiver *receiver, bool (*receive) (TupleTableSlot *slot, DestReceiver *self),
+				void (*startup) (DestReceiver *self, int operation, TupleDesc desc))
+{
+	receiver->receiveSlot = receive;
+	receiver->rStartup = startup;
+	receiver->rShutdown = ReceiverNothing;
+	receiver->rDestroy = ReceiverNothing;
+	receiver->mydest = DestNone;
 }
 
 /*
@@ -416,11 +428,7 @@ QidReadRows(QidRelation *rel, const char *query, int first, const QidRowReader *
 	int			ret;
 
 	memset(&receiver, 0, sizeof(receiver));
-	receiver.pub.receiveSlot = RowReceiverReceive;
-	receiver.pub.rStartup = RowReceiverStartup;
-	receiver.pub.rShutdown = RowReceiverNothing;
-	receiver.pub.rDestroy = RowReceiverNothing;
-	receiver.pub.mydest = DestNone;
+	QidReceiverInit(&receiver.pub, RowReceiverReceive, RowReceiverStartup);
 	receiver.rel = rel;
 	receiver.first = first;
 	receiver.reader = reader;

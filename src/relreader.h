@@ -5,6 +5,8 @@
 #ifndef RELREADER_H
 #define RELREADER_H
 
+#include "tcop/dest.h"
+
 #include "qidrisk.h"
 
 extern QidRelation *QidRelationOpen(Oid relid, const char *what);
@@ -22,6 +24,9 @@ typedef struct QidRowReader
 	void		(*row) (Datum *values, bool *isnull, void *arg);
 } QidRowReader;
 
+extern void QidReceiverInit(DestReceiver *receiver,
+							bool (*receive) (TupleTableSlot *slot, DestReceiver *self),
+							void (*startup) (DestReceiver *self, int operation, TupleDesc desc));
 extern void QidReadRows(QidRelation *rel, const char *query, int first, const QidRowReader *reader,
 						void *arg, const char *funcname);
 extern QidEncoded *QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options,
