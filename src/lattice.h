@@ -82,6 +82,7 @@
 #include "popunique.h"
 #include "qidrisk.h"
 #include "relreader.h"
+#include "valuedict.h"
 #include "settings.h"
 
 /*
@@ -176,50 +177,6 @@ extern LAT_PRIVATE uint64 lattice_hash_seed;
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-/* Recent values per column ValueCode checks before its keyed table (a power of 2) */
-#define LATTICE_RECENT 128
-
-/* How one column's values are hashed and compared while encoding */
-typedef struct ValueDict
-{
-	Oid			type;
-	Oid			collation;
-	bool		typbyval;
-	int16		typlen;
-	QidValueHash hash;			/* keyed placement and equality (hashkey.c) */
-	int32		null_code;
-	int32		ndistinct;
-	Size		bytes;
-	struct valuehash_hash *table;
-	/* recent values by a cheap slot; a miss falls back to the keyed table */
-	struct
-	{
-		Datum		value;
-		int32		code;		/* -1: empty */
-	}			recent[LATTICE_RECENT];
-} ValueDict;
-
-typedef struct ValueEntry
-{
-	Datum		value;
-	int32		code;
-	uint32		hash;
-	char		status;
-} ValueEntry;
-
-#define SH_PREFIX valuehash
-#define SH_ELEMENT_TYPE ValueEntry
-#define SH_KEY_TYPE Datum
-#define SH_KEY value
-#define SH_HASH_KEY(tb, key) QidValueHashOf(&((ValueDict *) (tb)->private_data)->hash, key)
-#define SH_EQUAL(tb, a, b) QidValueHashEqual(&((ValueDict *) (tb)->private_data)->hash, a, b)
-#define SH_STORE_HASH
-#define SH_GET_HASH(tb, a) ((a)->hash)
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
 /* Distinct tuples of codes, counted: a population's rows and its classes */
 typedef struct TupleIndex TupleIndex;
 
@@ -296,7 +253,7 @@ typedef struct LatColumn
 {
 	char	   *name;
 	int			height;			/* the top level H (0 without a hierarchy) */
-	ValueDict	dict;			/* level-0 codes of the values */
+	QidValueDict dict;			/* level-0 codes of the values */
 	int32	   *codes;			/* per row: the level-0 code */
 	int32		ncodes0;		/* capacity of hrow_of_code */
 	int32	   *hrow_of_code;	/* per level-0 code: its hierarchy row */
@@ -455,89 +412,6 @@ CheckLatticeMemory(double bytes, const char *funcname, const char *what)
 				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or pass fewer columns or coarser hierarchies.")));
 }
 
-/*
- * A value's slot among the recent ones: its Datum's bits or its length and
- * three of its bytes (unkeyed: colliding values only miss the shortcut)
- */
-static inline int
-RecentSlot(const ValueDict *dict, Datum value)
-{
-	const char *data;
-	Size		len;
-
-	if (dict->hash.bitwise)
-		return (int) ((value ^ (value >> 7) ^ (value >> 29)) & (LATTICE_RECENT - 1));
-	data = VARDATA_ANY(DatumGetPointer(value));
-	len = VARSIZE_ANY_EXHDR(DatumGetPointer(value));
-	if (len == 0)
-		return 0;
-	return (int) ((len * 31 + (unsigned char) data[0] * 7 +
-				   (unsigned char) data[len / 2] * 3 + (unsigned char) data[len - 1]) &
-				  (LATTICE_RECENT - 1));
-}
-
-/* Whether a value has the Datum or the bytes of a recent one */
-static inline bool
-RecentEqual(const ValueDict *dict, Datum value, Datum recent)
-{
-	Size		len;
-
-	if (dict->hash.bitwise)
-		return value == recent;
-	len = VARSIZE_ANY_EXHDR(DatumGetPointer(recent));
-	return VARSIZE_ANY_EXHDR(DatumGetPointer(value)) == len &&
-		memcmp(VARDATA_ANY(DatumGetPointer(value)), VARDATA_ANY(DatumGetPointer(recent)), len) == 0;
-}
-
-/* The code of one value, a new one when the value is new */
-static inline int32
-ValueCode(ValueDict *dict, Datum value, bool isnull, MemoryContext keep, bool *isnew)
-{
-	ValueEntry *entry;
-	bool		found;
-	int			slot = -1;
-
-	*isnew = false;
-	if (isnull)
-	{
-		if (dict->null_code < 0)
-		{
-			dict->null_code = dict->ndistinct++;
-			*isnew = true;
-		}
-		return dict->null_code;
-	}
-	if (dict->typlen == -1)
-		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
-	/* columns of few values repeat them: equal Datums or bytes need no hash */
-	if (dict->hash.bitwise || (dict->hash.bytewise && QidValueInPlace(value)))
-	{
-		slot = RecentSlot(dict, value);
-		if (dict->recent[slot].code >= 0 && RecentEqual(dict, value, dict->recent[slot].value))
-			return dict->recent[slot].code;
-	}
-	entry = valuehash_insert(dict->table, value, &found);
-	if (!found)
-	{
-		if (!dict->typbyval)
-		{
-			MemoryContext old = MemoryContextSwitchTo(keep);
-
-			entry->value = datumCopy(value, false, dict->typlen);
-			MemoryContextSwitchTo(old);
-			dict->bytes += datumGetSize(value, false, dict->typlen);
-		}
-		entry->code = dict->ndistinct++;
-		*isnew = true;
-	}
-	if (slot >= 0)
-	{
-		dict->recent[slot].value = entry->value;
-		dict->recent[slot].code = entry->code;
-	}
-	return entry->code;
-}
-
 /* A text datum as a key (not copied) */
 static inline TextKey
 TextKeyOf(Datum value)
@@ -589,7 +463,7 @@ extern LAT_PRIVATE void ResolveColumns(Lattice *lat, Oid relid, ArrayType *qid, 
 extern LAT_PRIVATE void LoadHierarchy(LatColumn *col, Oid relid, JsonbValue *spec, const char *schema, const char *funcname);
 extern LAT_PRIVATE bool TextFollowsEquality(Oid type, Oid collation);
 extern LAT_PRIVATE bool TextFromValue(const QidRelation *rel, int column);
-extern LAT_PRIVATE Datum ValueText(const ValueDict *dict, Datum value);
+extern LAT_PRIVATE Datum ValueText(const QidValueDict *dict, Datum value);
 extern LAT_PRIVATE void HierarchyRow(Lattice *lat, LatColumn *col, int32 code, bool isnew, Datum text_value, bool isnull);
 extern LAT_PRIVATE void CheckHierarchyKeys(const Lattice *lat, Jsonb *hierarchies);
 extern LAT_PRIVATE void EncodeLattice(Lattice *lat, const char *sensitive);

@@ -474,7 +474,7 @@ TextFromValue(const QidRelation *rel, int column)
 
 /* The text of a value whose text is its cast: itself (text, varchar) or its output */
 Datum
-ValueText(const ValueDict *dict, Datum value)
+ValueText(const QidValueDict *dict, Datum value)
 {
 	Oid			output;
 	bool		isvarlena;

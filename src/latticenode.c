@@ -299,6 +299,31 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 }
 
 /*
+ * Order a node's classes (0 .. nclasses - 1, whose split columns' codes
+ * GroupKeys left in lat->keys) as one SplitClasses pass per split column
+ * orders them, into *perm; *ends ends the single span
+ */
+static void
+OrderClasses(Lattice *lat, int32 nclasses, int nsplit, int32 **perm, int32 **perm2,
+			 int32 **ends, int32 **ends2)
+{
+	int32		n = 1;
+
+	for (int32 c = 0; c < nclasses; c++)
+		(*perm)[c] = c;
+	(*ends)[0] = nclasses;
+	for (int j = 0; j < nsplit; j++)
+	{
+		int32	   *tmp;
+
+		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
+		tmp = *perm, *perm = *perm2, *perm2 = tmp;
+		tmp = *ends, *ends = *ends2, *ends2 = tmp;
+	}
+	Assert(n == nclasses);
+}
+
+/*
  * The classes of base's items (the rows when NULL) [0, m) by the split
  * columns, as one SplitClasses pass per column would give them (ends in
  * *ends, items in *perm), with one hash lookup per item: items are grouped
@@ -314,23 +339,11 @@ GroupItems(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint6
 	int32	   *cls = lat->key;
 	int32	   *start = lat->group_class;	/* per class: its items, then its place */
 	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, cls, start, NULL, NULL);
-	int32		n = 1;
 	int32		pos = 0;
 	int32	   *order;
 	int32	   *out;
 
-	for (int32 c = 0; c < nclasses; c++)
-		(*perm)[c] = c;
-	(*ends)[0] = nclasses;
-	for (int j = 0; j < nsplit; j++)
-	{
-		int32	   *tmp;
-
-		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
-		tmp = *perm, *perm = *perm2, *perm2 = tmp;
-		tmp = *ends, *ends = *ends2, *ends2 = tmp;
-	}
-	Assert(n == nclasses);
+	OrderClasses(lat, nclasses, nsplit, perm, perm2, ends, ends2);
 	order = *perm;
 	for (int32 t = 0; t < nclasses; t++)
 	{
@@ -363,20 +376,8 @@ GroupClasses(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uin
 {
 	int32		nclasses = GroupKeys(lat, base, m, nsplit, mult, nkeys, NULL, size, first,
 									 base ? base->count : NULL);
-	int32		n = 1;
 
-	for (int32 c = 0; c < nclasses; c++)
-		(*perm)[c] = c;
-	(*ends)[0] = nclasses;
-	for (int j = 0; j < nsplit; j++)
-	{
-		int32	   *tmp;
-
-		n = SplitClasses(lat, *perm, *ends, n, lat->keys[j], *perm2, *ends2, NULL);
-		tmp = *perm, *perm = *perm2, *perm2 = tmp;
-		tmp = *ends, *ends = *ends2, *ends2 = tmp;
-	}
-	Assert(n == nclasses);
+	OrderClasses(lat, nclasses, nsplit, perm, perm2, ends, ends2);
 	return nclasses;
 }
 

@@ -171,7 +171,7 @@ PopulationRow(Datum *values, bool *nulls, void *arg)
 		int			t = reader->text_att[i];
 		bool		isnew;
 
-		probe[i] = ValueCode(&col->dict, values[i], nulls[i], reader->keep, &isnew);
+		probe[i] = QidValueDictCode(&col->dict, values[i], nulls[i], reader->keep, &isnew);
 		if (t >= 0)
 			HierarchyRow(lat, col, probe[i], isnew, values[t], nulls[t]);
 	}

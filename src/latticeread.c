@@ -12,31 +12,6 @@
 #include "lattice.h"
 
 
-/* Prepare the dictionary of one column of the query's result */
-static void
-ValueDictInit(ValueDict *dict, Oid type, Oid collation, const char *name,
-			  const char *funcname)
-{
-	TypeCacheEntry *entry;
-
-	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR);
-	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("%s cannot compare the values of column \"%s\": type %s has no default hash support",
-						funcname, name, format_type_be(type)),
-				 errhint("Leave the column out, or compare a hashable expression of it in a view.")));
-	memset(dict, 0, sizeof(ValueDict));
-	dict->type = type;
-	dict->collation = collation;
-	get_typlenbyval(type, &dict->typlen, &dict->typbyval);
-	QidValueHashInit(&dict->hash, type, collation, false, CurrentMemoryContext);
-	dict->null_code = -1;
-	for (int i = 0; i < LATTICE_RECENT; i++)
-		dict->recent[i].code = -1;
-	dict->table = valuehash_create(CurrentMemoryContext, 256, dict);
-}
-
 /*
  * Build "SELECT q1, ..., qn[, sensitive], CAST(qi AS text) (hierarchy
  * columns whose text is not the value's) FROM rel"; from_value[i]: column
@@ -88,7 +63,7 @@ CompareSens(const void *a, const void *b, void *arg)
  * last) when the distance is ordered, and their shares of the table
  */
 static void
-RankSensitive(Lattice *lat, ValueDict *dict)
+RankSensitive(Lattice *lat, QidValueDict *dict)
 {
 	int32		n = dict->ndistinct;
 	int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
@@ -98,8 +73,7 @@ RankSensitive(Lattice *lat, ValueDict *dict)
 	if (lat->ordered)
 	{
 		SensValue  *order = palloc(sizeof(SensValue) * Max(n, 1));
-		valuehash_iterator it;
-		ValueEntry *entry;
+		Datum	   *values = palloc(sizeof(Datum) * Max(n, 1));
 		SortSupportData sort;
 		TypeCacheEntry *tc = lookup_type_cache(dict->type, TYPECACHE_LT_OPR);
 
@@ -114,18 +88,12 @@ RankSensitive(Lattice *lat, ValueDict *dict)
 		sort.ssup_collation = dict->collation;
 		sort.ssup_nulls_first = false;
 		PrepareSortSupportFromOrderingOp(tc->lt_opr, &sort);
-		valuehash_start_iterate(dict->table, &it);
-		while ((entry = valuehash_iterate(dict->table, &it)) != NULL)
+		QidValueDictValues(dict, values);
+		for (int32 c = 0; c < n; c++)
 		{
-			order[entry->code].value = entry->value;
-			order[entry->code].isnull = false;
-			order[entry->code].code = entry->code;
-		}
-		if (dict->null_code >= 0)
-		{
-			order[dict->null_code].isnull = true;
-			order[dict->null_code].value = (Datum) 0;
-			order[dict->null_code].code = dict->null_code;
+			order[c].isnull = c == dict->null_code;
+			order[c].value = order[c].isnull ? (Datum) 0 : values[c];
+			order[c].code = c;
 		}
 		qsort_arg(order, n, sizeof(SensValue), CompareSens, &sort);
 		for (int32 i = 0; i < n; i++)
@@ -161,7 +129,7 @@ typedef struct EncodeState
 	int		   *text_att;		/* per column: its text column, -1 */
 	bool	   *text_once;		/* the hierarchy row of a value is looked up once */
 	bool	   *from_value;		/* at its first row, from the value's text */
-	ValueDict	sens_dict;
+	QidValueDict sens_dict;
 } EncodeState;
 
 /* The query's columns, as the executed query sees them: the dictionaries */
@@ -177,8 +145,8 @@ EncodeStartup(TupleDesc desc, void *arg)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
-		ValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
-					  lat->columns[i].name, lat->funcname);
+		QidValueDictInit(&lat->columns[i].dict, att->atttypid, att->attcollation,
+						 lat->columns[i].name, lat->funcname, CurrentMemoryContext);
 		st->text_att[i] = lat->columns[i].hrows > 0 && !st->from_value[i] ? natts++ : -1;
 		st->text_once[i] = TextFollowsEquality(att->atttypid, att->attcollation);
 	}
@@ -187,8 +155,8 @@ EncodeStartup(TupleDesc desc, void *arg)
 		Form_pg_attribute att = TupleDescAttr(desc, lat->ncolumns);
 
 		st->sens_att = lat->ncolumns;
-		ValueDictInit(&st->sens_dict, att->atttypid, att->attcollation,
-					  st->sensitive, lat->funcname);
+		QidValueDictInit(&st->sens_dict, att->atttypid, att->attcollation,
+						 st->sensitive, lat->funcname, CurrentMemoryContext);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -228,7 +196,7 @@ EncodeCheckMemory(EncodeState *st)
 	double		bytes = (double) st->capacity * sizeof(int32) * (lat->ncolumns + 1) * 3;
 
 	for (int i = 0; i < lat->ncolumns; i++)
-		bytes += (double) lat->columns[i].dict.table->size * sizeof(ValueEntry) +
+		bytes += (double) lat->columns[i].dict.table->size * sizeof(QidValueDictEntry) +
 			lat->columns[i].dict.bytes;
 	CheckLatticeMemory(bytes, lat->funcname,
 					   "The encoded columns, their dictionaries and the evaluation buffers");
@@ -248,7 +216,7 @@ EncodeRow(Datum *values, bool *nulls, void *arg)
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
-		int32		code = ValueCode(&col->dict, values[i], nulls[i], st->keep, &isnew);
+		int32		code = QidValueDictCode(&col->dict, values[i], nulls[i], st->keep, &isnew);
 		int			t = st->text_att[i];
 
 		col->codes[lat->nrows] = code;
@@ -259,7 +227,7 @@ EncodeRow(Datum *values, bool *nulls, void *arg)
 						 nulls[i] ? (Datum) 0 : ValueText(&col->dict, values[i]), nulls[i]);
 	}
 	if (st->has_sensitive)
-		lat->sens[lat->nrows] = ValueCode(&st->sens_dict, values[st->sens_att], nulls[st->sens_att],
+		lat->sens[lat->nrows] = QidValueDictCode(&st->sens_dict, values[st->sens_att], nulls[st->sens_att],
 										  st->keep, &isnew);
 	lat->nrows++;
 	MemoryContextSwitchTo(old);

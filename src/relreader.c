@@ -12,10 +12,11 @@
  * types resolved under the lock.
  *
  * The dictionary encoder shared by qid_search and qar_* turns each column's
- * values into dense integer codes: values equal under the type's default hash
- * equality and the column's collation share a code, NULL is one more code.
- * Its hash tables place values by a hash keyed with a random key per column
- * and query (hashkey.c), so that chosen values cannot make them degenerate.
+ * values into dense integer codes through a column dictionary (valuedict.h,
+ * which the lattice uses too): values equal under the type's default hash
+ * equality and the column's collation share a code, NULL is one more code;
+ * values are placed by a hash keyed per column and query (hashkey.c), so
+ * that chosen values cannot make the tables degenerate.
  */
 #include "postgres.h"
 
@@ -44,6 +45,7 @@
 #include "qidrisk.h"
 #include "quantile.h"
 #include "relreader.h"
+#include "valuedict.h"
 #include "settings.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_require_columns);
@@ -453,44 +455,12 @@ QidReadRows(QidRelation *rel, const char *query, int first, const QidRowReader *
 
 /* ---- the dictionary encoder ---- */
 
-/* How one column's values are hashed and compared while encoding */
+/* One column's dictionary and, when codes become ranks, its type's ordering */
 typedef struct EncodeColumn
 {
-	Oid			type;
-	Oid			collation;
-	bool		typbyval;
-	int16		typlen;
-	QidValueHash hash;			/* keyed placement and equality (hashkey.c) */
-	int32		null_code;		/* the code of NULL, -1 until seen */
-	int32		ndistinct;
-	Size		value_bytes;	/* bytes of copied by-reference values */
-	ValueType  *vt;				/* ordering, when codes become ranks */
-	ValueCount *values;			/* distinct values, count = their code (ranks) */
-	int32		nvalues;
-	int32		capacity;
+	QidValueDict dict;
+	ValueType  *vt;
 } EncodeColumn;
-
-/* One distinct value of a column and its code */
-typedef struct CodeEntry
-{
-	Datum		value;
-	int32		code;
-	uint32		hash;
-	char		status;
-} CodeEntry;
-
-#define SH_PREFIX codehash
-#define SH_ELEMENT_TYPE CodeEntry
-#define SH_KEY_TYPE Datum
-#define SH_KEY value
-#define SH_HASH_KEY(tb, key) QidValueHashOf(&((EncodeColumn *) (tb)->private_data)->hash, key)
-#define SH_EQUAL(tb, a, b) QidValueHashEqual(&((EncodeColumn *) (tb)->private_data)->hash, a, b)
-#define SH_STORE_HASH
-#define SH_GET_HASH(tb, a) ((a)->hash)
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
 
 /* Stop with an error naming the memory setting */
 void
@@ -512,95 +482,35 @@ static void
 EncodeColumnInit(EncodeColumn *column, Oid type, Oid collation, const char *name,
 				 bool rank, const char *funcname)
 {
-	TypeCacheEntry *entry;
-
-	entry = lookup_type_cache(type, TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR);
-	if (!OidIsValid(entry->hash_proc) || !OidIsValid(entry->eq_opr))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("%s cannot compare the values of column \"%s\": type %s has no default hash support",
-						funcname, name, format_type_be(type)),
-				 errhint("Leave the column out, or compare a hashable expression of it in a view.")));
-	column->type = type;
-	column->collation = collation;
-	get_typlenbyval(type, &column->typlen, &column->typbyval);
-	QidValueHashInit(&column->hash, type, collation, false, CurrentMemoryContext);
-	column->null_code = -1;
+	QidValueDictInit(&column->dict, type, collation, name, funcname, CurrentMemoryContext);
 	if (rank)
-	{
 		column->vt = ValueTypeGet(CurrentMemoryContext, getBaseType(type), collation, funcname);
-		column->capacity = 1024;
-		column->values = MemoryContextAllocHuge(CurrentMemoryContext,
-												sizeof(ValueCount) * column->capacity);
-	}
-}
-
-/* Copy a value into a context */
-static Datum
-MemoryContextCopyDatum(MemoryContext context, Datum value, int16 typlen)
-{
-	MemoryContext old = MemoryContextSwitchTo(context);
-	Datum		copy = datumCopy(value, false, typlen);
-
-	MemoryContextSwitchTo(old);
-	return copy;
-}
-
-/* The code of one value, a new one when the value is new */
-static inline int32
-EncodeValue(EncodeColumn *column, codehash_hash *table, MemoryContext keep,
-			Datum value, bool isnull)
-{
-	CodeEntry  *entry;
-	bool		found;
-
-	if (isnull)
-	{
-		if (column->null_code < 0)
-			column->null_code = column->ndistinct++;
-		return column->null_code;
-	}
-	/* compare and keep varlena values plain, not toasted */
-	if (column->typlen == -1)
-		value = PointerGetDatum(PG_DETOAST_DATUM_PACKED(value));
-	entry = codehash_insert(table, value, &found);
-	if (!found)
-	{
-		if (!column->typbyval)
-		{
-			Size		bytes = datumGetSize(value, false, column->typlen);
-
-			entry->value = MemoryContextCopyDatum(keep, value, column->typlen);
-			column->value_bytes += bytes;
-		}
-		entry->code = column->ndistinct++;
-		if (column->values != NULL)
-		{
-			if (column->nvalues == column->capacity)
-			{
-				column->capacity *= 2;
-				column->values = repalloc_huge(column->values,
-											   sizeof(ValueCount) * column->capacity);
-			}
-			column->values[column->nvalues].value = entry->value;
-			column->values[column->nvalues].count = entry->code;
-			column->nvalues++;
-		}
-	}
-	return entry->code;
 }
 
 /* Renumber a column's codes by the type's ordering, NULL ranked last */
 static void
 RankCodes(EncodeColumn *column, int32 *codes, int64 nrows)
 {
-	int32	   *rank = palloc(sizeof(int32) * Max(column->ndistinct, 1));
+	QidValueDict *dict = &column->dict;
+	int32		n = dict->ndistinct;
+	int32	   *rank = palloc(sizeof(int32) * Max(n, 1));
+	Datum	   *values = palloc(sizeof(Datum) * Max(n, 1));
+	ValueCount *order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(ValueCount) * Max(n, 1));
+	int32		nvalues = 0;
 
-	ValueCountSort(column->vt, column->values, column->nvalues);
-	for (int32 k = 0; k < column->nvalues; k++)
-		rank[column->values[k].count] = k;
-	if (column->null_code >= 0)
-		rank[column->null_code] = column->nvalues;
+	/* the values but NULL, each with its code (in count) */
+	QidValueDictValues(dict, values);
+	for (int32 c = 0; c < n; c++)
+		if (c != dict->null_code)
+		{
+			order[nvalues].value = values[c];
+			order[nvalues++].count = c;
+		}
+	ValueCountSort(column->vt, order, nvalues);
+	for (int32 k = 0; k < nvalues; k++)
+		rank[order[k].count] = k;
+	if (dict->null_code >= 0)
+		rank[dict->null_code] = nvalues;
 	for (int64 r = 0; r < nrows; r++)
 	{
 		codes[r] = rank[codes[r]];
@@ -668,7 +578,6 @@ typedef struct EncodeReader
 	MemoryContext batch;		/* one fetched batch's deformed values */
 	QidEncoded *enc;
 	EncodeColumn *columns;
-	codehash_hash **tables;
 	int			key_column;		/* the key's column in a row, or -1 */
 	int64		capacity;		/* rows the code arrays can hold */
 	int64		batch_start;	/* rows encoded before this batch */
@@ -710,8 +619,6 @@ EncodeReaderInit(EncodeReader *reader, QidRelation *rel, const QidEncodeOptions 
 										  ALLOCSET_DEFAULT_SIZES);
 	reader->columns = MemoryContextAllocZero(reader->work,
 											 sizeof(EncodeColumn) * Max(ncolumns, 1));
-	reader->tables = MemoryContextAllocZero(reader->work,
-											sizeof(codehash_hash *) * Max(ncolumns, 1));
 	if (options->drop_incomplete)
 		extra++;
 	if (options->keys)
@@ -732,7 +639,6 @@ EncodeColumnsInit(TupleDesc desc, void *arg)
 
 		EncodeColumnInit(&reader->columns[i], att->atttypid, att->attcollation,
 						 reader->rel->names[i], reader->options->rank, reader->funcname);
-		reader->tables[i] = codehash_create(reader->work, 256, &reader->columns[i]);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -802,6 +708,7 @@ EncodeRow(Datum *values, bool *nulls, void *arg)
 	QidEncoded *enc = reader->enc;
 	int			ncolumns = enc->ncolumns;
 	MemoryContext old;
+	bool		isnew;
 
 	/* a batch ends: its rows within the limit, its detoasted copies freed */
 	if (reader->in_batch == FETCH_BATCH)
@@ -826,8 +733,8 @@ EncodeRow(Datum *values, bool *nulls, void *arg)
 	EncodeReserve(reader);
 	old = MemoryContextSwitchTo(reader->batch);
 	for (int i = 0; i < ncolumns; i++)
-		enc->codes[i][enc->nrows] = EncodeValue(&reader->columns[i], reader->tables[i],
-												reader->work, values[i], nulls[i]);
+		enc->codes[i][enc->nrows] = QidValueDictCode(&reader->columns[i].dict, values[i], nulls[i],
+													 reader->work, &isnew);
 	MemoryContextSwitchTo(old);
 	if (reader->key_column >= 0)
 	{
@@ -853,9 +760,8 @@ EncodeCheckMemory(EncodeReader *reader)
 	double		bytes = (double) reader->capacity * sizeof(int32) * ncolumns + reader->key_bytes;
 
 	for (int i = 0; i < ncolumns; i++)
-		bytes += (double) reader->tables[i]->size * sizeof(CodeEntry) +
-			reader->columns[i].value_bytes +
-			(double) reader->columns[i].capacity * sizeof(ValueCount);
+		bytes += (double) reader->columns[i].dict.table->size * sizeof(QidValueDictEntry) +
+			reader->columns[i].dict.bytes;
 	QidCheckSearchMemory(bytes, reader->funcname, "The encoded columns and their dictionaries");
 }
 
@@ -887,7 +793,7 @@ QidEncodeRelation(QidRelation *rel, const QidEncodeOptions *options, const char 
 
 	for (int i = 0; i < rel->ncolumns; i++)
 	{
-		enc->ndistinct[i] = reader.columns[i].ndistinct;
+		enc->ndistinct[i] = reader.columns[i].dict.ndistinct;
 		if (enc->codes[i] == NULL)
 			enc->codes[i] = palloc(sizeof(int32));
 		else if (options->rank)
