@@ -23,37 +23,39 @@ def read_dir(scratch, kind, side, rnd):
         return f.read().strip()
 
 
-def run_ratios(out):
-    """{label: value} of one bench/run.sh results folder."""
-    values = {}
+def sessions(out):
+    """(kind, rows label, Session) of each session log in one bench/run.sh results folder:
+    kind 'size' (one population size), 'birthday' or 'quantile'."""
     for name in sorted(os.listdir(out)):
         path = os.path.join(out, name)
         if name.startswith('session-') and name.endswith('.log') and name[8:-4].isdigit():
             s = report.Session(path)
-            for n, d, _, _ in report.RATIOS + report.HET_RATIOS:
-                values[f'{n}/{d} at {report.fmt_rows(s.rows)} rows'] = report.ratio(s, n, d)
+            yield 'size', report.fmt_rows(s.rows), s
+        elif name == 'session-birthday.log':
+            yield 'birthday', None, report.Session(path)
         elif name == 'session-quantile.log':
             s = report.Session(path)
-            for n, d, _, _ in report.QUANTILE_RATIOS:
-                values[f'{n}/{d} at {report.fmt_rows(int(s.meta["rows"]))} rows'] = report.ratio(s, n, d)
+            yield 'quantile', report.fmt_rows(int(s.meta['rows'])), s
+
+
+def run_ratios(out):
+    """{label: value} of one bench/run.sh results folder."""
+    values = {}
+    for kind, rows, s in sessions(out):
+        ratios = {'size': report.RATIOS + report.HET_RATIOS, 'quantile': report.QUANTILE_RATIOS}.get(kind, [])
+        for n, d, _, _ in ratios:
+            values[f'{n}/{d} at {rows} rows'] = report.ratio(s, n, d)
     return values
 
 
 def run_times(out):
     """{label: median ms} of qidrisk's own variants in one bench/run.sh results folder."""
     values = {}
-    for name in sorted(os.listdir(out)):
-        path = os.path.join(out, name)
-        if name.startswith('session-') and name.endswith('.log') and name[8:-4].isdigit():
-            s = report.Session(path)
-            for v in 'ADF':
-                values[f'{v} at {report.fmt_rows(s.rows)} rows'] = s.median(v)
-        elif name == 'session-birthday.log':
-            values['H'] = report.Session(path).median('H')
-        elif name == 'session-quantile.log':
-            s = report.Session(path)
-            for v in 'QU':
-                values[f'{v} at {report.fmt_rows(int(s.meta["rows"]))} rows'] = s.median(v)
+    for kind, rows, s in sessions(out):
+        if kind == 'birthday':
+            values['H'] = s.median('H')
+        for v in {'size': 'ADF', 'quantile': 'QU'}.get(kind, ''):
+            values[f'{v} at {rows} rows'] = s.median(v)
     return values
 
 

@@ -401,15 +401,7 @@ typedef struct Lattice
 static inline void
 CheckLatticeMemory(double bytes, const char *funcname, const char *what)
 {
-	Size		budget = QidStateMemoryBudget();
-
-	if (bytes > (double) budget)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s exceeds qidrisk.max_state_memory", funcname),
-				 errdetail("%s need %.0f kB; the budget is %zu kB.",
-						   what, bytes / 1024.0, budget / 1024),
-				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or pass fewer columns or coarser hierarchies.")));
+	QidCheckMemory(bytes, funcname, what, "pass fewer columns or coarser hierarchies");
 }
 
 /* A text datum as a key (not copied) */

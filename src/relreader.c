@@ -462,9 +462,9 @@ typedef struct EncodeColumn
 	ValueType  *vt;
 } EncodeColumn;
 
-/* Stop with an error naming the memory setting */
+/* Stop with an error naming the memory setting; what needs bytes, hint says how to need less */
 void
-QidCheckSearchMemory(double bytes, const char *funcname, const char *what)
+QidCheckMemory(double bytes, const char *funcname, const char *what, const char *hint)
 {
 	Size		budget = QidStateMemoryBudget();
 
@@ -474,7 +474,14 @@ QidCheckSearchMemory(double bytes, const char *funcname, const char *what)
 				 errmsg("%s exceeds qidrisk.max_state_memory", funcname),
 				 errdetail("%s need %.0f kB; the budget is %zu kB.",
 						   what, bytes / 1024.0, budget / 1024),
-				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or pass fewer columns or a smaller max_size.")));
+				 errhint("Raise qidrisk.max_state_memory (or work_mem when it is -1), or %s.", hint)));
+}
+
+/* The same for the encoder's users (qid_search, qar_*) */
+void
+QidCheckSearchMemory(double bytes, const char *funcname, const char *what)
+{
+	QidCheckMemory(bytes, funcname, what, "pass fewer columns or a smaller max_size");
 }
 
 /* Prepare the hashing of one column of the executed query's result */

@@ -16,6 +16,7 @@ extern void QidRelationCheckSelect(QidRelation *rel, const char *hint);
 extern void QidRelationCheckResult(QidRelation *rel, TupleDesc desc, int first, int count,
 								   const char *funcname);
 extern bool QidReadSnapshotPush(QidRelation *rel, QidRelation *other);
+extern void QidCheckMemory(double bytes, const char *funcname, const char *what, const char *hint);
 extern void QidCheckSearchMemory(double bytes, const char *funcname, const char *what);
 /* What QidReadRows calls: startup with the executed query's columns (may be NULL), row per row */
 typedef struct QidRowReader
