@@ -472,7 +472,7 @@ BEGIN
 			)
 			UPDATE pg_temp.qidrisk_anonymize_work w SET qidrisk_keep = false FROM fails
 			WHERE w.qidrisk_key = fails.key$q$,
-			ctes, array_to_string(pop_gens, ', '), privacy #>> ARRAY[pop_model, 'population'], pop_joins, pop_fails);
+			ctes, array_to_string(pop_gens, ', '), (privacy #>> ARRAY[pop_model, 'population'])::regclass, pop_joins, pop_fails);
 	END IF;
 	-- an average risk ceiling: the smallest kept classes suppressed until it holds, as qid_lattice does
 	IF privacy ? 'average_risk' THEN
