@@ -5,7 +5,8 @@
  * A partition keeps its classes as one array sorted by fingerprint, 24 bytes
  * a class (CountedClass).  This file owns those arrays: growing them in
  * place within the state's budget (qidrisk.max_state_memory), the anonymous
- * mappings that hold large ones, and the budget's errors.  It also owns the
+ * mappings that hold large ones, the budget's errors, and sorting a buffer of
+ * classes into the state's scratch array (SortBuffer).  It also owns the
  * reading side of everything sorted: the ascending encoding's decoder, and
  * the chunked readers (MergeSource) through which a merge reads an array, a
  * spilled run in a temporary file, or a received partition, in memory or
@@ -511,4 +512,102 @@ DecodeClasses(const char **at, const char *end, uint64 *previous_hi,
 		check->previous = class->key;
 		CountClassInto(&check->seen, class->count);
 	}
+}
+
+/* Order classes by fingerprint (qsort comparator) */
+int
+CompareCountedClasses(const void *a, const void *b)
+{
+	return QidFingerprintCompare(&((const CountedClass *) a)->key,
+								 &((const CountedClass *) b)->key);
+}
+
+/* Bucket counts SortBuffer uses for n fingerprints */
+int64
+BucketsFor(int64 n)
+{
+	return INT64CONST(1) << Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+}
+
+/* Make the bucket sort's counter array hold at least needed counters */
+static void
+EnsureBuckets(FreqState *state, int64 needed)
+{
+	double		added;
+
+	if (needed <= state->bucket_capacity)
+		return;
+	added = (double) (needed - state->bucket_capacity) * sizeof(int64);
+	if (state->memory + added > (double) state->budget)
+		ReportBudgetExceeded(state, state->classes, state->memory + added);
+	state->memory += added;
+	state->buckets = state->buckets ?
+		repalloc_huge(state->buckets, needed * sizeof(int64)) :
+		MemoryContextAllocHuge(state->context, needed * sizeof(int64));
+	state->bucket_capacity = needed;
+}
+
+/*
+ * Sort a buffer of uniformly distributed fingerprints into the state's
+ * scratch array: scatter them into buckets by the bits below the partition
+ * bits (about four per bucket), then insertion-sort the nearly sorted result.
+ * Linear time for hash values; the scratch stays in cache between calls.
+ */
+CountedClass *
+SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
+{
+	int			bits = Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+	int64		nbuckets = BucketsFor(n);
+	CountedClass *sorted;
+	int64	   *starts;
+
+	state->scratch = GrowArray(state, state->scratch, &state->scratch_capacity, n);
+	sorted = state->scratch;
+	EnsureBuckets(state, nbuckets + 1);
+	starts = state->buckets;
+	memset(starts, 0, (nbuckets + 1) * sizeof(int64));
+
+#define BucketOf(c) ((int64) (((c)->key.hi << PARTITION_BITS) >> (64 - bits)))
+	for (int64 i = 0; i < n; i++)
+		starts[BucketOf(&buffer[i]) + 1]++;
+	for (int64 b = 0; b < nbuckets; b++)
+		starts[b + 1] += starts[b];
+	for (int64 i = 0; i < n; i++)
+		sorted[starts[BucketOf(&buffer[i])]++] = buffer[i];
+#undef BucketOf
+
+	/*
+	 * Every bucket's values precede the next bucket's: sort within buckets
+	 * (starts[b] is now where bucket b ends).  A bucket is insertion-sorted
+	 * while that stays cheap; one that costs more moves than a few per value
+	 * (crowded by chosen fingerprints) is sorted by qsort instead.
+	 */
+	for (int64 b = 0, begin = 0; b < nbuckets; begin = starts[b], b++)
+	{
+		int64		end = starts[b];
+		int64		moves = 0;
+		int64		allowed = 8 * (end - begin) + 64;
+
+		if ((b & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int64 i = begin + 1; i < end; i++)
+		{
+			CountedClass item = sorted[i];
+			int64		k = i - 1;
+
+			while (k >= begin && QidFingerprintCompare(&sorted[k].key, &item.key) > 0)
+			{
+				sorted[k + 1] = sorted[k];
+				k--;
+			}
+			sorted[k + 1] = item;
+			moves += i - 1 - k;
+			if (unlikely(moves > allowed))
+			{
+				qsort(sorted + begin, end - begin, sizeof(CountedClass), CompareCountedClasses);
+				break;
+			}
+		}
+	}
+	return sorted;
 }

@@ -344,5 +344,8 @@ extern int WindowBytes(const FreqState *state, int ninputs, int nfiles) FREQ_PRI
 extern int FilesOfPartition(const FreqState *state, int p) FREQ_PRIVATE;
 extern void OpenPartitionSource(MergeSource *source, const FreqState *state, int p, int window_bytes) FREQ_PRIVATE;
 extern void CloseSource(MergeSource *source) FREQ_PRIVATE;
+extern int	CompareCountedClasses(const void *a, const void *b) FREQ_PRIVATE;
+extern int64 BucketsFor(int64 n) FREQ_PRIVATE;
+extern CountedClass *SortBuffer(FreqState *state, const CountedClass *buffer, int64 n) FREQ_PRIVATE;
 
 #endif							/* FREQCLASS_H */

@@ -15,12 +15,15 @@
  * (rows, classes, singletons) include buffered rows only after
  * FreqStateSettle, which every reader calls.
  *
- * A one-column int4 or date QID is counted per value
- * in a small table first (FreqStateAddValue), each value being fingerprinted
- * once when a reader needs the classes.
+ * A row's class is counted in a front table of recent classes first
+ * (FreqStateAddRow): 4,096 classes, direct-mapped, so that a state of few
+ * classes counts a row by one compare; the state gives it up while most rows
+ * miss it.  A one-column int4 or date QID is counted per value in a small
+ * table instead (FreqStateAddValue), each value being fingerprinted once when
+ * a reader needs the classes.
  *
- * This file owns the state in memory: its hash table, partitions and
- * buffers, settling them (FreqStateSettle), its counters, and visiting its
+ * This file owns the state in memory: its front table, hash table, partitions
+ * and buffers, settling them (FreqStateSettle), its counters, and visiting its
  * classes.  Spilling is freqspill.c's, merging freqmerge.c's, and the wire
  * format (serialize, deserialize, hand-over) freqwire.c's.
  */
@@ -73,6 +76,17 @@
 #define SH_DECLARE
 #define SH_DEFINE
 #include "lib/simplehash.h"
+
+/*
+ * The front table (FreqStateAddRow): 2^FRONT_BITS slots, started after
+ * FRONT_START_ROWS rows, judged every FRONT_WINDOW rows, tried again
+ * FRONT_RETRY rows after it was given up
+ */
+#define FRONT_BITS 12
+#define FRONT_SLOTS (1 << FRONT_BITS)
+#define FRONT_START_ROWS 4096
+#define FRONT_WINDOW 16384
+#define FRONT_RETRY (1 << 20)
 
 /* Held values (FreqStateAddValue): 2^MIN_HELD_BITS slots at first, 2^MAX_HELD_BITS at most */
 #define MIN_HELD_BITS 10
@@ -159,98 +173,6 @@ InsertIntoTable(FreqState *state, freqhash_hash *table,
 		entry->count += count;
 	}
 	state->rows += count;
-}
-
-static int	CompareClasses(const void *a, const void *b);
-
-/* Bucket counts SortBuffer uses for n fingerprints */
-static inline int64
-BucketsFor(int64 n)
-{
-	return INT64CONST(1) << Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
-}
-
-/* Make the bucket sort's counter array hold at least needed counters */
-static void
-EnsureBuckets(FreqState *state, int64 needed)
-{
-	double		added;
-
-	if (needed <= state->bucket_capacity)
-		return;
-	added = (double) (needed - state->bucket_capacity) * sizeof(int64);
-	if (state->memory + added > (double) state->budget)
-		ReportBudgetExceeded(state, state->classes, state->memory + added);
-	state->memory += added;
-	state->buckets = state->buckets ?
-		repalloc_huge(state->buckets, needed * sizeof(int64)) :
-		MemoryContextAllocHuge(state->context, needed * sizeof(int64));
-	state->bucket_capacity = needed;
-}
-
-/*
- * Sort a buffer of uniformly distributed fingerprints into the state's
- * scratch array: scatter them into buckets by the bits below the partition
- * bits (about four per bucket), then insertion-sort the nearly sorted result.
- * Linear time for hash values; the scratch stays in cache between calls.
- */
-static CountedClass *
-SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
-{
-	int			bits = Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
-	int64		nbuckets = BucketsFor(n);
-	CountedClass *sorted;
-	int64	   *starts;
-
-	state->scratch = GrowArray(state, state->scratch, &state->scratch_capacity, n);
-	sorted = state->scratch;
-	EnsureBuckets(state, nbuckets + 1);
-	starts = state->buckets;
-	memset(starts, 0, (nbuckets + 1) * sizeof(int64));
-
-#define BucketOf(c) ((int64) (((c)->key.hi << PARTITION_BITS) >> (64 - bits)))
-	for (int64 i = 0; i < n; i++)
-		starts[BucketOf(&buffer[i]) + 1]++;
-	for (int64 b = 0; b < nbuckets; b++)
-		starts[b + 1] += starts[b];
-	for (int64 i = 0; i < n; i++)
-		sorted[starts[BucketOf(&buffer[i])]++] = buffer[i];
-#undef BucketOf
-
-	/*
-	 * Every bucket's values precede the next bucket's: sort within buckets
-	 * (starts[b] is now where bucket b ends).  A bucket is insertion-sorted
-	 * while that stays cheap; one that costs more moves than a few per value
-	 * (crowded by chosen fingerprints) is sorted by qsort instead.
-	 */
-	for (int64 b = 0, begin = 0; b < nbuckets; begin = starts[b], b++)
-	{
-		int64		end = starts[b];
-		int64		moves = 0;
-		int64		allowed = 8 * (end - begin) + 64;
-
-		if ((b & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int64 i = begin + 1; i < end; i++)
-		{
-			CountedClass item = sorted[i];
-			int64		k = i - 1;
-
-			while (k >= begin && QidFingerprintCompare(&sorted[k].key, &item.key) > 0)
-			{
-				sorted[k + 1] = sorted[k];
-				k--;
-			}
-			sorted[k + 1] = item;
-			moves += i - 1 - k;
-			if (unlikely(moves > allowed))
-			{
-				qsort(sorted + begin, end - begin, sizeof(CountedClass), CompareClasses);
-				break;
-			}
-		}
-	}
-	return sorted;
 }
 
 /*
@@ -345,14 +267,6 @@ BufferClass(FreqState *state, const QidFingerprint *fp, int64 count)
 	state->buffers_sorted = false;
 }
 
-/* Order classes by fingerprint (qsort comparator) */
-static int
-CompareClasses(const void *a, const void *b)
-{
-	return QidFingerprintCompare(&((const CountedClass *) a)->key,
-								 &((const CountedClass *) b)->key);
-}
-
 /*
  * Write a single table's classes as one sorted run per partition, sorting
  * them inside the table's own memory (a 24-byte class fits where a 32-byte
@@ -378,7 +292,7 @@ SpillTable(FreqState *state, freqhash_hash *table)
 		classes[n++] = class;
 	}
 	CHECK_FOR_INTERRUPTS();
-	qsort(classes, n, sizeof(CountedClass), CompareClasses);
+	qsort(classes, n, sizeof(CountedClass), CompareCountedClasses);
 	for (int p = 0; p < PARTITIONS; p++)
 	{
 		int64		stop = start;
@@ -461,6 +375,7 @@ CreateState(MemoryContext context, Size nclasses, bool partitioned)
 	state->budget = QidStateMemoryBudget();
 	state->memory = sizeof(FreqState);
 	state->held_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
+	state->front_countdown = FRONT_START_ROWS;
 	state->spill = qidrisk_spill && state->budget >= MIN_SPILL_BUDGET;
 	if (partitioned || nclasses > PARTITION_AFTER_CLASSES ||
 		(state->spill && TableBytesFor(Max(nclasses, 64)) > state->budget / 2))
@@ -565,10 +480,93 @@ AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
 		AddToTable(state, fp, count);
 }
 
+/*
+ * The front table: 2^FRONT_BITS slots, each one recent class and its rows,
+ * direct-mapped.  A table of few classes counts a row there with one compare
+ * and no probe; a row whose slot holds another class moves that class on to
+ * the state.  A state judges it every FRONT_WINDOW rows, and gives it up for
+ * FRONT_RETRY rows when it missed more often than it held.
+ */
+
+/* Slot of a class: multiply-shift by the state's random odd multiplier */
+static inline FreqFrontSlot *
+FrontSlot(const FreqState *state, const QidFingerprint *fp)
+{
+	return &state->front[((fp->lo ^ fp->hi) * state->front_multiplier) >> (64 - FRONT_BITS)];
+}
+
+/* Move the front table's classes on to the state and free it; later rows wait rows */
+static void
+FlushFront(FreqState *state, int64 wait)
+{
+	FreqFrontSlot *front = state->front;
+
+	state->front_countdown = wait;
+	if (front == NULL)
+		return;
+	/* taken out first: adding a class may partition the state, which flushes again */
+	state->front = NULL;
+	for (int i = 0; i < FRONT_SLOTS; i++)
+		if (front[i].count > 0)
+			AddClass(state, &front[i].key, front[i].count);
+	state->memory -= (double) FRONT_SLOTS * sizeof(FreqFrontSlot);
+	pfree(front);
+}
+
+/* Start the front table, keep it for another window, or give it up */
+static void
+JudgeFront(FreqState *state)
+{
+	double		bytes = (double) FRONT_SLOTS * sizeof(FreqFrontSlot);
+
+	if (state->front != NULL)
+	{
+		if (state->front_misses > FRONT_WINDOW / 2)
+		{
+			FlushFront(state, FRONT_RETRY);
+			qidrisk_freq_events.fronts_given_up++;
+		}
+		else
+			state->front_countdown = FRONT_WINDOW;
+	}
+	else if (state->windowed || state->memory + bytes > (double) state->budget / 8)
+		state->front_countdown = FRONT_RETRY;
+	else
+	{
+		state->front = MemoryContextAllocZero(state->context, (Size) bytes);
+		state->memory += bytes;
+		state->front_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
+		state->front_countdown = FRONT_WINDOW;
+		qidrisk_freq_events.fronts_started++;
+	}
+	state->front_misses = 0;
+}
+
 /* Count one row of class fp */
 void
 FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 {
+	if (unlikely(--state->front_countdown <= 0))
+		JudgeFront(state);
+	if (state->front != NULL)
+	{
+		FreqFrontSlot *slot = FrontSlot(state, fp);
+		FreqFrontSlot evicted = *slot;
+
+		if (likely(evicted.key.lo == fp->lo && evicted.key.hi == fp->hi))
+		{
+			slot->count++;
+			return;
+		}
+		state->front_misses++;
+		slot->key = *fp;
+		slot->count = 1;
+		if (evicted.count == 0)
+			return;
+		fp = &evicted.key;
+		AddClass(state, fp, evicted.count);
+		return;
+	}
 	AddClass(state, fp, 1);
 }
 
@@ -775,6 +773,8 @@ FreqStateAddValue(FreqState *state, Datum value)
 void
 FlushHeldRows(FreqState *state)
 {
+	if (state->front != NULL)
+		FlushFront(state, FRONT_START_ROWS);
 	if (state->nring > 0)
 		DrainHeldRing(state);
 	if (state->nheld > 0)
@@ -1212,7 +1212,7 @@ FreqStateVisitAscending(FreqState *state, FreqKeyVisitor visit, void *arg)
 		sorted[n].count = entry->count;
 		n++;
 	}
-	qsort(sorted, n, sizeof(CountedClass), CompareClasses);
+	qsort(sorted, n, sizeof(CountedClass), CompareCountedClasses);
 	for (int64 i = 0; i < n; i++)
 	{
 		if ((i & INTERRUPT_CHECK_MASK) == 0)

@@ -706,16 +706,21 @@ Datum
 qidrisk_state_events(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {false};
+	Datum		values[7];
+	bool		nulls[7] = {false};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "state_events must return a composite type");
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
+		tupdesc->natts > (int) lengthof(values))
+		elog(ERROR, "state_events must return a composite type of at most %d columns",
+			 (int) lengthof(values));
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = Int64GetDatum(qidrisk_freq_events.partitioned);
 	values[1] = Int64GetDatum(qidrisk_freq_events.lent);
 	values[2] = Int64GetDatum(qidrisk_freq_events.files_received);
 	values[3] = Int64GetDatum(qidrisk_freq_events.partitions_decoded);
 	values[4] = Int64GetDatum(qidrisk_freq_events.partitions_to_runs);
+	/* the two front-table counters came in 1.1.0; a 1.0.0 catalog has five columns */
+	values[5] = Int64GetDatum(qidrisk_freq_events.fronts_started);
+	values[6] = Int64GetDatum(qidrisk_freq_events.fronts_given_up);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -186,6 +186,13 @@ typedef struct EncodedFile EncodedFile;
 /* Values held back while their slots in the held table are fetched */
 #define FREQ_HELD_RING 8
 
+/* A class counted in the front table (freqstate.c): its fingerprint and rows */
+typedef struct FreqFrontSlot
+{
+	QidFingerprint key;
+	int64		count;			/* 0: a free slot */
+} FreqFrontSlot;
+
 typedef struct FreqState
 {
 	MemoryContext context;		/* where the hash tables live */
@@ -238,6 +245,10 @@ typedef struct FreqState
 	int			nring;			/* values in held_ring, not yet in held */
 	int			ring_head;		/* the oldest of them, once the ring is full */
 	uint32		held_ring[FREQ_HELD_RING];
+	FreqFrontSlot *front;		/* the front table of recent classes, if in use */
+	uint64		front_multiplier;	/* odd and random: places classes in it */
+	int64		front_countdown;	/* rows until the front table is judged */
+	int64		front_misses;	/* rows of this window it did not hold */
 	int			npending;		/* rows in pending, not yet in the table */
 	int			pending_head;	/* the oldest of them, once pending is full */
 	QidFingerprint pending[FREQ_PENDING_ROWS];
@@ -259,6 +270,8 @@ typedef struct FreqStateEvents
 	int64		files_received; /* workers' states read from their hand-over files */
 	int64		partitions_decoded; /* received partitions decoded into arrays */
 	int64		partitions_to_runs; /* received partitions written straight to runs */
+	int64		fronts_started;	/* front tables of recent classes started */
+	int64		fronts_given_up;	/* ... and given up for missing too often */
 } FreqStateEvents;
 
 /* Iterate over the classes of a state */

@@ -15,8 +15,8 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
--- QIDs (counted per value)
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12);
+-- QIDs (counted per value) and 18 of the front table of recent classes
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 18);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -226,6 +226,110 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SELECT is((SELECT singleton_count(d) OVER () FROM held LIMIT 1),
 		  (SELECT count(*) FROM (SELECT 1 FROM held GROUP BY d HAVING count(*) = 1) c),
 		  'a window aggregate over a date column = GROUP BY');
+
+
+-- The front table of recent classes (started after 4,096 rows of a state,
+-- judged every 16,384, given up when it misses more often than it holds, tried
+-- again 1,048,576 rows later): fr's rows come in order of i (a new table, read
+-- by a serial scan): 60,000 rows of 291 classes, 1,040,000 distinct rows, then
+-- 50,000 rows of the first classes again; h puts three rows in four into 100
+-- hot classes and the fourth into a class of its own (a QID of h alone would
+-- be counted per value, so h goes with b).  The four figures of a query come
+-- from two states (rows_below_k keeps its own): each event counts twice.
+CREATE TABLE fr AS
+SELECT i, CASE WHEN i <= 60000 OR i > 1100000 THEN i % 97 ELSE i END AS a,
+	(i % 3)::text AS b, CASE WHEN i % 4 <> 0 THEN i % 100 ELSE i END AS h
+FROM generate_series(1, 1150000) i;
+ANALYZE fr;
+
+-- Our figures and GROUP BY's for QID columns qid of fr, rows filtered by cond,
+-- and the front tables this process's states started and gave up meanwhile
+CREATE FUNCTION pg_temp.front_figures(qid text, cond text, OUT ours text, OUT reference text,
+									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	before record;
+	after record;
+BEGIN
+	SELECT * INTO before FROM qidrisk_internal.state_events();
+	EXECUTE format('SELECT ROW(singleton_count(%1$s), class_count(%1$s), k_anonymity(%1$s), rows_below_k(3, %1$s))::text FROM fr WHERE %2$s',
+				   qid, cond) INTO ours;
+	SELECT * INTO after FROM qidrisk_internal.state_events();
+	started := after.fronts_started - before.fronts_started;
+	given_up := after.fronts_given_up - before.fronts_given_up;
+	partitioned := after.partitioned - before.partitioned;
+	EXECUTE format($q$
+		WITH c AS (SELECT count(*) AS n FROM fr WHERE %2$s GROUP BY %1$s)
+		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
+			(SELECT min(n) FROM c), (SELECT coalesce(sum(n), 0) FROM c WHERE n < 3))::text
+	$q$, qid, cond) INTO reference;
+END
+$$;
+
+SET LOCAL max_parallel_workers_per_gather = 0;
+CREATE TEMP TABLE front_runs AS
+SELECT 'few' AS run, * FROM pg_temp.front_figures('a, b', 'i <= 60000')
+UNION ALL SELECT 'few, distinct', * FROM pg_temp.front_figures('a, b', 'i <= 260000')
+UNION ALL SELECT 'few, distinct, few', * FROM pg_temp.front_figures('a, b', 'true')
+UNION ALL SELECT 'hot', * FROM pg_temp.front_figures('h, b', 'true')
+UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000');
+SELECT is(ours, reference, 'front table, 291 classes = GROUP BY') FROM front_runs WHERE run = 'few';
+SELECT ok(started = 2 AND given_up = 0, 'front table, 291 classes: started, kept')
+FROM front_runs WHERE run = 'few';
+SELECT is(ours, reference, 'front table given up on distinct rows = GROUP BY') FROM front_runs WHERE run = 'few, distinct';
+SELECT ok(started = 2 AND given_up = 2 AND partitioned = 2, 'front table given up on distinct rows: started, given up, state partitioned')
+FROM front_runs WHERE run = 'few, distinct';
+SELECT is(ours, reference, 'front table tried again after a million rows = GROUP BY') FROM front_runs WHERE run = 'few, distinct, few';
+SELECT ok(started = 4 AND given_up = 2, 'front table tried again after a million rows: started twice, given up once')
+FROM front_runs WHERE run = 'few, distinct, few';
+SELECT is(ours, reference, 'front table of 300 hot classes among 287,725 classes = GROUP BY') FROM front_runs WHERE run = 'hot';
+SELECT ok(started = 2 AND given_up = 0 AND partitioned = 2, 'front table of hot classes: kept while the state partitioned')
+FROM front_runs WHERE run = 'hot';
+SELECT is(ours, reference, 'front table over qid_key = GROUP BY') FROM front_runs WHERE run = 'key';
+SELECT ok(started = 2 AND given_up = 2, 'front table over qid_key: started, given up') FROM front_runs WHERE run = 'key';
+SELECT is((SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
+		   FROM (SELECT i % 3 AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3) s),
+		  (SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
+		   FROM (SELECT g, count(*) FILTER (WHERE n = 1) AS n
+				 FROM (SELECT i % 3 AS g, count(*) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3, h, a) c
+				 GROUP BY g) s),
+		  'front tables of three groups'' states = GROUP BY');
+-- no front table where there is no room for it (an eighth of the budget), and
+-- one in a state that spills
+SET LOCAL qidrisk.max_state_memory = '600kB';
+TRUNCATE front_runs;
+INSERT INTO front_runs SELECT 'small budget', * FROM pg_temp.front_figures('h, b', 'i <= 300000');
+SELECT is(ours, reference, 'no front table within a 600kB budget = GROUP BY') FROM front_runs;
+SELECT is(started, 0::bigint, 'no front table within a 600kB budget: none started') FROM front_runs;
+SET LOCAL qidrisk.max_state_memory = '1MB';
+TRUNCATE spilled_run;
+INSERT INTO spilled_run
+SELECT * FROM pg_temp.explained('SELECT ROW(singleton_count(h, b), class_count(h, b), k_anonymity(h, b))::text AS ours FROM fr WHERE i <= 300000');
+SELECT is(answer ->> 'ours', (SELECT ROW(count(*) FILTER (WHERE n = 1), count(*), min(n))::text
+							  FROM (SELECT count(*) AS n FROM fr WHERE i <= 300000 GROUP BY h, b) c),
+		  'front table of a state that spills, 1MB budget = GROUP BY')
+FROM spilled_run;
+SELECT cmp_ok(spilled_blocks, '>', 0::bigint, 'front table of a state that spills: the aggregate wrote temporary blocks')
+FROM spilled_run;
+RESET qidrisk.max_state_memory;
+-- a window aggregate reads its state after every row: it never starts one
+SELECT fronts_started AS started_before FROM qidrisk_internal.state_events() \gset
+SELECT is((SELECT n FROM (SELECT i, singleton_count(a, b) OVER (ORDER BY i) AS n FROM fr WHERE i <= 30000) w
+		   ORDER BY i DESC LIMIT 1),
+		  (SELECT count(*) FROM (SELECT 1 FROM fr WHERE i <= 30000 GROUP BY a, b HAVING count(*) = 1) c),
+		  'a window aggregate over 30,000 rows of fr = GROUP BY');
+SELECT is(fronts_started - :started_before, 0::bigint, 'a window aggregate over 30,000 rows: no front table started')
+FROM qidrisk_internal.state_events();
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT pg_temp.ok_in_workers(run, ours IS NOT DISTINCT FROM reference, 'front tables in workers = GROUP BY',
+							 format('ours %s, GROUP BY %s', ours, reference))
+FROM pg_temp.explained('SELECT ROW(singleton_count(h, b), class_count(h, b), k_anonymity(h, b), rows_below_k(3, h, b))::text AS ours FROM fr') AS run,
+	LATERAL (SELECT run.answer ->> 'ours' AS ours) o,
+	LATERAL (SELECT ROW(count(*) FILTER (WHERE n = 1), count(*), min(n), coalesce(sum(n) FILTER (WHERE n < 3), 0))::text AS reference
+			 FROM (SELECT count(*) AS n FROM fr GROUP BY h, b) c) r;
 
 SELECT * FROM finish();
 ROLLBACK;
