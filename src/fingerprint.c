@@ -75,6 +75,7 @@ struct QidHasher
 {
 	int			firstarg;		/* index of the first QID argument */
 	int			ncolumns;
+	bool		all_int4;		/* every column is hashed as an int4 */
 	QidColumn	columns[FLEXIBLE_ARRAY_MEMBER];
 };
 
@@ -83,6 +84,15 @@ static inline uint64
 FoldColumn(uint64 running, uint64 column_hash)
 {
 	return QidMix64((running * UINT64CONST(0x9e3779b97f4a7c15)) ^ column_hash);
+}
+
+/* Note whether every column is hashed as an int4 (QidFingerprintValues' short loop) */
+static void
+NoteAllInt4(QidHasher *hasher)
+{
+	hasher->all_int4 = true;
+	for (int i = 0; i < hasher->ncolumns; i++)
+		hasher->all_int4 &= (hasher->columns[i].hashing == HASH_AS_INT4);
 }
 
 /*
@@ -206,6 +216,7 @@ QidHasherCreate(MemoryContext context, int ncolumns, const Oid *types,
 					  context, where, funcname);
 		pfree(where);
 	}
+	NoteAllInt4(hasher);
 	return hasher;
 }
 
@@ -412,6 +423,7 @@ QidHasherGet(FunctionCallInfo fcinfo, int firstarg, int ncolumns,
 					  QidArgumentCollation(fcinfo, argno, typid),
 					  fcinfo->flinfo->fn_mcxt, where, funcname);
 	}
+	NoteAllInt4(hasher);
 
 	/*
 	 * Once per call site, after the type checks (the plan is cached from here
@@ -619,6 +631,20 @@ QidFingerprintValues(QidHasher *hasher, const NullableDatum *values,
 	uint64		lo = SEED_LO;
 	uint64		hi = SEED_HI;
 
+	if (hasher->all_int4)
+	{
+		/* HashColumn's HASH_AS_INT4 case, without its dispatch per column */
+		for (int i = 0; i < hasher->ncolumns; i++)
+		{
+			uint64		v = (uint64) (uint32) DatumGetInt32(values[i].value);
+
+			lo = FoldColumn(lo, values[i].isnull ? NULL_HASH_LO : v);
+			hi = FoldColumn(hi, values[i].isnull ? NULL_HASH_HI : v);
+		}
+		fp->lo = lo;
+		fp->hi = hi;
+		return;
+	}
 	for (int i = 0; i < hasher->ncolumns; i++)
 	{
 		uint64		column_lo;
