@@ -220,41 +220,64 @@ ReleaseEncoded(FreqState *state)
 	state->encoded_file = NULL;
 }
 
+/* Bytes of a partition's mapping, the free classes before its array included */
+Size
+ArrayBytes(const FreqPartition *partition)
+{
+	return partition->classes ? MappedBytes(partition->capacity + partition->offset) : 0;
+}
+
 /* Grow (or create) a partition's class array to hold at least needed classes */
 void
 GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 {
-	int64		capacity = Max(partition->capacity, 1024);
-	Size		old_bytes = partition->classes ? MappedBytes(partition->capacity) : 0;
+	int64		offset = partition->offset;
+	int64		capacity = Max(partition->capacity + offset, 1024);
+	Size		old_bytes = ArrayBytes(partition);
 	Size		new_bytes;
 	void	   *mapping;
 
 	if (needed <= partition->capacity)
 		return;
 	/* doubling stays below INT64_MAX up to the largest array */
-	if (needed > MAX_CLASS_CAPACITY)
+	if (needed > MAX_CLASS_CAPACITY - offset)
 		ReportTooManyClasses(needed);
-	while (capacity < needed)
+	while (capacity < needed + offset)
 		capacity *= 2;
 	capacity = Min(capacity, MAX_CLASS_CAPACITY);
 	new_bytes = MappedBytes(capacity);
 	/* a state that may spill grows only as far as it must near its budget */
 	if (SpillAllowed(state) &&
 		state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
-		new_bytes = Max(MappedBytes(needed), old_bytes);
+		new_bytes = Max(MappedBytes(needed + offset), old_bytes);
 	if (state->memory + (double) (new_bytes - old_bytes) > (double) state->budget)
 		ReportBudgetExceeded(state, state->classes, state->memory + (double) (new_bytes - old_bytes));
 	if (partition->classes == NULL)
 		mapping = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	else
-		mapping = mremap(partition->classes, old_bytes, new_bytes, MREMAP_MAYMOVE);
+		mapping = mremap(partition->classes - offset, old_bytes, new_bytes, MREMAP_MAYMOVE);
 	if (mapping == MAP_FAILED)
 		ReportMappingFailed(new_bytes);
 	AdviseHugePages(mapping, new_bytes);
-	partition->classes = mapping;
-	partition->capacity = (int64) (new_bytes / sizeof(CountedClass));
+	partition->classes = (CountedClass *) mapping + offset;
+	partition->capacity = (int64) (new_bytes / sizeof(CountedClass)) - offset;
 	state->memory += (double) (new_bytes - old_bytes);
+}
+
+/* Unmap a partition's class array (its classes are gone or elsewhere) */
+void
+FreeClassArray(FreqState *state, FreqPartition *partition)
+{
+	if (partition->classes != NULL)
+	{
+		if (state != NULL)
+			state->memory -= (double) ArrayBytes(partition);
+		munmap(partition->classes - partition->offset, ArrayBytes(partition));
+	}
+	partition->classes = NULL;
+	partition->capacity = 0;
+	partition->offset = 0;
 }
 
 /*
@@ -274,10 +297,7 @@ ReleaseMappings(void *arg)
 	{
 		FreqPartition *partition = &state->parts[p];
 
-		if (partition->classes != NULL)
-			munmap(partition->classes, MappedBytes(partition->capacity));
-		partition->classes = NULL;
-		partition->capacity = 0;
+		FreeClassArray(NULL, partition);
 		if (partition->file != NULL && close_files)
 			BufFileClose(partition->file);
 		partition->file = NULL;

@@ -161,7 +161,9 @@ struct FreqPartition
 {
 	CountedClass *classes;		/* sorted by fingerprint, no duplicates */
 	int64		nclasses;
-	int64		capacity;
+	int64		capacity;		/* classes the array can hold from classes on */
+	int64		offset;			/* free classes before classes in its mapping,
+								 * left by a merge from the back (MergeRun) */
 	CountedClass *buffer;		/* rows not yet merged, unsorted */
 	int64		nbuffered;
 	int64		buffer_capacity;
@@ -335,6 +337,8 @@ extern MappedCopy *MapCopy(MemoryContext context, Size bytes) FREQ_PRIVATE;
 extern void CloseEncodedFile(void *arg) FREQ_PRIVATE;
 extern void ReleaseEncoded(FreqState *state) FREQ_PRIVATE;
 extern void GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed) FREQ_PRIVATE;
+extern void FreeClassArray(FreqState *state, FreqPartition *partition) FREQ_PRIVATE;
+extern Size ArrayBytes(const FreqPartition *partition) FREQ_PRIVATE;
 extern void ReleaseMappings(void *arg) FREQ_PRIVATE;
 extern void ReportRunReadError(void) FREQ_PRIVATE;
 extern void RefillSource(MergeSource *source) FREQ_PRIVATE;

@@ -272,39 +272,49 @@ ReduceRuns(FreqState *state, FreqPartition *partition, int keep)
 	}
 }
 
-/*
- * Merge a sorted, duplicate-free run of classes into a partition's array,
- * updating the counters.  A read-only pass finds the merged length; the
- * array grows (in place where the allocator can) and the merge then runs
- * from the back, so no second array is ever built.
- */
-void
-MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, int64 nrun)
+/* What a merge adds to the state's counters */
+typedef struct MergeCounts
 {
-	CountedClass *classes;
+	int64		classes;
+	int64		singletons;
+	int64		rows;
+} MergeCounts;
+
+/* Count a class of the run that is new to the array */
+static inline void
+CountNewClass(MergeCounts *added, const CountedClass *class)
+{
+	added->classes++;
+	added->singletons += (class->count == 1);
+	added->rows += class->count;
+}
+
+/* Count a class of the run that the array holds already (of size old_count) */
+static inline void
+CountGrownClass(MergeCounts *added, int64 old_count, const CountedClass *class)
+{
+	added->singletons -= (old_count == 1);
+	added->rows += class->count;
+}
+
+/*
+ * Merge from the back: the array grows by nrun, the merge fills it from its
+ * end, and the classes below the smallest of the run move up by the number
+ * of classes both held; those free classes at the bottom become the offset.
+ */
+static void
+MergeFromBack(FreqState *state, FreqPartition *partition, const CountedClass *run,
+			  int64 nrun, MergeCounts *added)
+{
 	int64		n = partition->nclasses;
-	int64		shared = 0;
-	int64		i;
-	int64		j;
-	int64		w;
+	CountedClass *classes;
+	int64		i = n - 1;
+	int64		j = nrun - 1;
+	int64		w = n + nrun - 1;
+	int64		shared;
 
-	if (nrun == 0)
-		return;
-	state->streamed = false;
-	for (i = 0, j = 0; i < n && j < nrun;)
-	{
-		int			c = QidFingerprintCompare(&partition->classes[i].key, &run[j].key);
-
-		shared += (c == 0);
-		i += (c <= 0);
-		j += (c >= 0);
-	}
-
-	GrowClassArray(state, partition, n + nrun - shared);
+	GrowClassArray(state, partition, n + nrun);
 	classes = partition->classes;
-	i = n - 1;
-	j = nrun - 1;
-	w = n + nrun - shared - 1;
 	while (j >= 0)
 	{
 		int			c = (i >= 0) ? QidFingerprintCompare(&classes[i].key, &run[j].key) : -1;
@@ -315,23 +325,94 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 			classes[w--] = classes[i--];
 		else if (c < 0)
 		{
-			/* a new class */
-			classes[w--] = run[j];
-			state->classes++;
-			state->singletons += (run[j].count == 1);
-			state->rows += run[j].count;
-			j--;
+			CountNewClass(added, &run[j]);
+			classes[w--] = run[j--];
 		}
 		else
 		{
-			/* a class seen before grows */
-			state->singletons -= (classes[i].count == 1);
-			state->rows += run[j].count;
+			CountGrownClass(added, classes[i].count, &run[j]);
 			classes[w] = classes[i--];
 			classes[w--].count += run[j--].count;
 		}
 	}
+	/* w - i classes were in both: the untouched bottom closes up to the rest */
+	shared = w - i;
+	if (shared > 0)
+		memmove(classes + shared, classes, (i + 1) * sizeof(CountedClass));
+	partition->classes += shared;
+	partition->offset += shared;
+	partition->capacity -= shared;
 	partition->nclasses = n + nrun - shared;
+}
+
+/*
+ * Merge from the front, into the free classes before the array: with at
+ * least nrun of them, a class is never written over before it is read.
+ */
+static void
+MergeFromFront(FreqPartition *partition, const CountedClass *run, int64 nrun,
+			   MergeCounts *added)
+{
+	const CountedClass *old = partition->classes;
+	CountedClass *base = partition->classes - partition->offset;
+	int64		n = partition->nclasses;
+	int64		i = 0;
+	int64		j = 0;
+	int64		w = 0;
+
+	Assert(partition->offset >= nrun);
+	while (j < nrun)
+	{
+		int			c = (i < n) ? QidFingerprintCompare(&old[i].key, &run[j].key) : 1;
+
+		if ((w & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (c < 0)
+			base[w++] = old[i++];
+		else if (c > 0)
+		{
+			CountNewClass(added, &run[j]);
+			base[w++] = run[j++];
+		}
+		else
+		{
+			CountGrownClass(added, old[i].count, &run[j]);
+			base[w] = old[i++];
+			base[w++].count += run[j++].count;
+		}
+	}
+	/* the classes above the largest of the run close up to the rest */
+	memmove(base + w, old + i, (n - i) * sizeof(CountedClass));
+	partition->capacity += partition->offset;
+	partition->offset = 0;
+	partition->classes = base;
+	partition->nclasses = w + n - i;
+}
+
+/*
+ * Merge a sorted, duplicate-free run of classes into a partition's array,
+ * updating the counters, in one pass and without a second array: from the
+ * front when the free classes before the array (left by earlier merges) hold
+ * the run, from the back otherwise.
+ */
+void
+MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, int64 nrun)
+{
+	MergeCounts added = {0, 0, 0};
+
+	if (nrun == 0)
+		return;
+	state->streamed = false;
+	if (partition->offset >= nrun)
+	{
+		MergeFromFront(partition, run, nrun, &added);
+		qidrisk_freq_events.merges_from_front++;
+	}
+	else
+		MergeFromBack(state, partition, run, nrun, &added);
+	state->classes += added.classes;
+	state->singletons += added.singletons;
+	state->rows += added.rows;
 }
 
 /* Keep a file taken over from another state, to close it with ours */

@@ -150,21 +150,22 @@ SpillPartition(FreqState *state, FreqPartition *partition)
 	state->rows -= rows;
 	state->classes -= partition->nclasses;
 	state->singletons -= singletons;
-	munmap(partition->classes, MappedBytes(partition->capacity));
-	state->memory -= (double) MappedBytes(partition->capacity);
-	partition->classes = NULL;
-	partition->capacity = 0;
+	FreeClassArray(state, partition);
 	partition->nclasses = 0;
 }
 
-/* Bytes a partition's array must grow by to hold needed classes */
+/*
+ * Bytes a partition's array must grow by to take a run of nrun classes in
+ * (none when the free classes before it hold the run: MergeRun)
+ */
 static double
-ArrayGrowth(const FreqPartition *partition, int64 needed)
+ArrayGrowth(const FreqPartition *partition, int64 nrun)
 {
-	if (needed <= partition->capacity)
+	int64		needed = partition->nclasses + nrun;
+
+	if (partition->offset >= nrun || needed <= partition->capacity)
 		return 0;
-	return (double) MappedBytes(needed) -
-		(partition->classes ? (double) MappedBytes(partition->capacity) : 0);
+	return (double) MappedBytes(needed + partition->offset) - (double) ArrayBytes(partition);
 }
 
 /*
@@ -179,7 +180,7 @@ SpillUntilFits(FreqState *state, const FreqPartition *partition, int64 nrun, dou
 		return;
 	for (;;)
 	{
-		double		growth = partition ? ArrayGrowth(partition, partition->nclasses + nrun) : 0;
+		double		growth = partition ? ArrayGrowth(partition, nrun) : 0;
 		FreqPartition *largest = NULL;
 
 		if (state->memory + extra + growth <= (double) state->budget)

@@ -706,8 +706,8 @@ Datum
 qidrisk_state_events(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[7];
-	bool		nulls[7] = {false};
+	Datum		values[8];
+	bool		nulls[8] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
 		tupdesc->natts > (int) lengthof(values))
@@ -719,8 +719,9 @@ qidrisk_state_events(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(qidrisk_freq_events.files_received);
 	values[3] = Int64GetDatum(qidrisk_freq_events.partitions_decoded);
 	values[4] = Int64GetDatum(qidrisk_freq_events.partitions_to_runs);
-	/* the two front-table counters came in 1.1.0; a 1.0.0 catalog has five columns */
+	/* the last three came in 1.1.0; a 1.0.0 catalog has five columns */
 	values[5] = Int64GetDatum(qidrisk_freq_events.fronts_started);
 	values[6] = Int64GetDatum(qidrisk_freq_events.fronts_given_up);
+	values[7] = Int64GetDatum(qidrisk_freq_events.merges_from_front);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

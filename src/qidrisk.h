@@ -272,6 +272,7 @@ typedef struct FreqStateEvents
 	int64		partitions_to_runs; /* received partitions written straight to runs */
 	int64		fronts_started;	/* front tables of recent classes started */
 	int64		fronts_given_up;	/* ... and given up for missing too often */
+	int64		merges_from_front;	/* runs merged into the free classes before an array */
 } FreqStateEvents;
 
 /* Iterate over the classes of a state */

@@ -15,8 +15,8 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
--- QIDs (counted per value) and 18 of the front table of recent classes
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 18);
+-- QIDs (counted per value) and 23 of the front table of recent classes and of merges
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 23);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -245,7 +245,8 @@ ANALYZE fr;
 -- Our figures and GROUP BY's for QID columns qid of fr, rows filtered by cond,
 -- and the front tables this process's states started and gave up meanwhile
 CREATE FUNCTION pg_temp.front_figures(qid text, cond text, OUT ours text, OUT reference text,
-									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint)
+									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint,
+									  OUT from_front bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
 	before record;
@@ -258,6 +259,7 @@ BEGIN
 	started := after.fronts_started - before.fronts_started;
 	given_up := after.fronts_given_up - before.fronts_given_up;
 	partitioned := after.partitioned - before.partitioned;
+	from_front := after.merges_from_front - before.merges_from_front;
 	EXECUTE format($q$
 		WITH c AS (SELECT count(*) AS n FROM fr WHERE %2$s GROUP BY %1$s)
 		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
@@ -272,7 +274,8 @@ SELECT 'few' AS run, * FROM pg_temp.front_figures('a, b', 'i <= 60000')
 UNION ALL SELECT 'few, distinct', * FROM pg_temp.front_figures('a, b', 'i <= 260000')
 UNION ALL SELECT 'few, distinct, few', * FROM pg_temp.front_figures('a, b', 'true')
 UNION ALL SELECT 'hot', * FROM pg_temp.front_figures('h, b', 'true')
-UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000');
+UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000')
+UNION ALL SELECT 'repeated', * FROM pg_temp.front_figures('a % 100000, b', 'true');
 SELECT is(ours, reference, 'front table, 291 classes = GROUP BY') FROM front_runs WHERE run = 'few';
 SELECT ok(started = 2 AND given_up = 0, 'front table, 291 classes: started, kept')
 FROM front_runs WHERE run = 'few';
@@ -287,6 +290,12 @@ SELECT ok(started = 2 AND given_up = 0 AND partitioned = 2, 'front table of hot 
 FROM front_runs WHERE run = 'hot';
 SELECT is(ours, reference, 'front table over qid_key = GROUP BY') FROM front_runs WHERE run = 'key';
 SELECT ok(started = 2 AND given_up = 2, 'front table over qid_key: started, given up') FROM front_runs WHERE run = 'key';
+-- 300,000 classes of about four rows: a merge into a partition's array from
+-- the back leaves the classes both held free before it, and a later run is
+-- merged into them from the front
+SELECT is(ours, reference, 'runs merged from the front and the back = GROUP BY') FROM front_runs WHERE run = 'repeated';
+SELECT cmp_ok(from_front, '>', 0::bigint, 'runs merged from the front and the back: some from the front')
+FROM front_runs WHERE run = 'repeated';
 SELECT is((SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
 		   FROM (SELECT i % 3 AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3) s),
 		  (SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
@@ -310,6 +319,16 @@ SELECT is(answer ->> 'ours', (SELECT ROW(count(*) FILTER (WHERE n = 1), count(*)
 		  'front table of a state that spills, 1MB budget = GROUP BY')
 FROM spilled_run;
 SELECT cmp_ok(spilled_blocks, '>', 0::bigint, 'front table of a state that spills: the aggregate wrote temporary blocks')
+FROM spilled_run;
+-- arrays with free classes before them, merged from the front, spilled
+TRUNCATE front_runs;
+INSERT INTO front_runs SELECT 'repeated, 1MB', * FROM pg_temp.front_figures('a % 100000, b', 'true');
+SELECT is(ours, reference, 'runs merged from the front in a state that spills, 1MB budget = GROUP BY') FROM front_runs;
+SELECT cmp_ok(from_front, '>', 0::bigint, 'runs merged from the front in a state that spills: some from the front') FROM front_runs;
+TRUNCATE spilled_run;
+INSERT INTO spilled_run
+SELECT * FROM pg_temp.explained('SELECT singleton_count(a % 100000, b) AS ours FROM fr');
+SELECT cmp_ok(spilled_blocks, '>', 0::bigint, 'runs merged from the front in a state that spills: the aggregate wrote temporary blocks')
 FROM spilled_run;
 RESET qidrisk.max_state_memory;
 -- a window aggregate reads its state after every row: it never starts one
