@@ -244,7 +244,8 @@ ANALYZE fr;
 
 -- Our figures and GROUP BY's for QID columns qid of fr, rows filtered by cond,
 -- and the front tables this process's states started and gave up meanwhile
-CREATE FUNCTION pg_temp.front_figures(qid text, cond text, OUT ours text, OUT reference text,
+-- (suffix '_key': the aggregates over qid_key's uuid)
+CREATE FUNCTION pg_temp.front_figures(qid text, cond text, suffix text DEFAULT '', OUT ours text, OUT reference text,
 									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint,
 									  OUT from_front bigint)
 LANGUAGE plpgsql AS $$
@@ -253,8 +254,8 @@ DECLARE
 	after record;
 BEGIN
 	SELECT * INTO before FROM qidrisk_internal.state_events();
-	EXECUTE format('SELECT ROW(singleton_count(%1$s), class_count(%1$s), k_anonymity(%1$s), rows_below_k(3, %1$s))::text FROM fr WHERE %2$s',
-				   qid, cond) INTO ours;
+	EXECUTE format('SELECT ROW(singleton_count%3$s(%1$s), class_count%3$s(%1$s), k_anonymity%3$s(%1$s), rows_below_k%3$s(3, %1$s))::text FROM fr WHERE %2$s',
+				   qid, cond, suffix) INTO ours;
 	SELECT * INTO after FROM qidrisk_internal.state_events();
 	started := after.fronts_started - before.fronts_started;
 	given_up := after.fronts_given_up - before.fronts_given_up;
@@ -274,7 +275,7 @@ SELECT 'few' AS run, * FROM pg_temp.front_figures('a, b', 'i <= 60000')
 UNION ALL SELECT 'few, distinct', * FROM pg_temp.front_figures('a, b', 'i <= 260000')
 UNION ALL SELECT 'few, distinct, few', * FROM pg_temp.front_figures('a, b', 'true')
 UNION ALL SELECT 'hot', * FROM pg_temp.front_figures('h, b', 'true')
-UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000')
+UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000', '_key')
 UNION ALL SELECT 'repeated', * FROM pg_temp.front_figures('a % 100000, b', 'true');
 SELECT is(ours, reference, 'front table, 291 classes = GROUP BY') FROM front_runs WHERE run = 'few';
 SELECT ok(started = 2 AND given_up = 0, 'front table, 291 classes: started, kept')
@@ -288,8 +289,8 @@ FROM front_runs WHERE run = 'few, distinct, few';
 SELECT is(ours, reference, 'front table of 300 hot classes among 287,725 classes = GROUP BY') FROM front_runs WHERE run = 'hot';
 SELECT ok(started = 2 AND given_up = 0 AND partitioned = 2, 'front table of hot classes: kept while the state partitioned')
 FROM front_runs WHERE run = 'hot';
-SELECT is(ours, reference, 'front table over qid_key = GROUP BY') FROM front_runs WHERE run = 'key';
-SELECT ok(started = 2 AND given_up = 2, 'front table over qid_key: started, given up') FROM front_runs WHERE run = 'key';
+SELECT is(ours, reference, 'front table of the _key aggregates = GROUP BY') FROM front_runs WHERE run = 'key';
+SELECT ok(started = 2 AND given_up = 2, 'front table of the _key aggregates: started, given up') FROM front_runs WHERE run = 'key';
 -- 300,000 classes of about four rows: a merge into a partition's array from
 -- the back leaves the classes both held free before it, and a later run is
 -- merged into them from the front
