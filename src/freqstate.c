@@ -18,7 +18,8 @@
  * A row's class is counted in a front table of recent classes first
  * (FreqStateAddRow): 4,096 classes, direct-mapped, so that a state of few
  * classes counts a row by one compare; the state gives it up while most rows
- * miss it.  A one-column int4 or date QID is counted per value in a small
+ * miss it, and a group's state in a hashed aggregate (one of many held at
+ * once) never starts one.  A one-column int4 or date QID is counted per value in a small
  * table instead (FreqStateAddValue), each value being fingerprinted once when
  * a reader needs the classes.
  *
@@ -529,7 +530,9 @@ JudgeFront(FreqState *state)
 		else
 			state->front_countdown = FRONT_WINDOW;
 	}
-	else if (state->windowed || state->memory + bytes > (double) state->budget / 8)
+	else if (state->windowed || state->one_of_many)
+		state->front_countdown = PG_INT64_MAX;
+	else if (state->memory + bytes > (double) state->budget / 8)
 		state->front_countdown = FRONT_RETRY;
 	else
 	{

@@ -12,6 +12,7 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "funcapi.h"
+#include "nodes/execnodes.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -64,6 +65,10 @@ FreqStateForUpdate(FunctionCallInfo fcinfo)
 		AggregateContext(fcinfo);	/* raises the error */
 	state = FreqStateCreate(aggcontext, 0);
 	state->windowed = (caller == AGG_CONTEXT_WINDOW);
+	/* a hashed aggregate keeps every group's state at once: no front tables there */
+	state->one_of_many = fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+		((AggState *) fcinfo->context)->aggstrategy != AGG_PLAIN &&
+		((AggState *) fcinfo->context)->aggstrategy != AGG_SORTED;
 	return state;
 }
 

@@ -216,6 +216,7 @@ typedef struct FreqState
 	EncodedFile *encoded_file;	/* or the worker's file its classes lie in */
 	bool		unsettled;		/* rows wait in partition buffers */
 	bool		windowed;		/* a window aggregate's: never partitioned */
+	bool		one_of_many;	/* a group's in a hashed aggregate: no front table */
 	bool		private_copy;	/* made by deserialization or a combine,
 								 * owned by context, held by nobody else */
 	bool		lent;			/* a view of a state this process lent

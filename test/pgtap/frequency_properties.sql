@@ -15,8 +15,8 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
--- QIDs (counted per value) and 23 of the front table of recent classes and of merges
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 23);
+-- QIDs (counted per value) and 26 of the front table of recent classes and of merges
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 26);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -297,13 +297,38 @@ SELECT ok(started = 2 AND given_up = 2, 'front table of the _key aggregates: sta
 SELECT is(ours, reference, 'runs merged from the front and the back = GROUP BY') FROM front_runs WHERE run = 'repeated';
 SELECT cmp_ok(from_front, '>', 0::bigint, 'runs merged from the front and the back: some from the front')
 FROM front_runs WHERE run = 'repeated';
-SELECT is((SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
-		   FROM (SELECT i % 3 AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3) s),
-		  (SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
-		   FROM (SELECT g, count(*) FILTER (WHERE n = 1) AS n
-				 FROM (SELECT i % 3 AS g, count(*) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3, h, a) c
-				 GROUP BY g) s),
-		  'front tables of three groups'' states = GROUP BY');
+-- a sorted aggregate holds one group's state at a time, a hashed one every
+-- group's: front tables in the first only
+CREATE FUNCTION pg_temp.group_figures(OUT ours text, OUT reference text, OUT started bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	before bigint := (SELECT fronts_started FROM qidrisk_internal.state_events());
+BEGIN
+	-- planned on each call, under the caller's enable_* settings
+	EXECUTE $q$SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
+		FROM (SELECT i % 3 AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3) s$q$
+	INTO ours;
+	started := (SELECT fronts_started FROM qidrisk_internal.state_events()) - before;
+	SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g) INTO reference
+	FROM (SELECT g, count(*) FILTER (WHERE n = 1) AS n
+		  FROM (SELECT i % 3 AS g, count(*) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3, h, a) c
+		  GROUP BY g) s;
+END
+$$;
+SET LOCAL enable_hashagg = off;
+CREATE TEMP TABLE group_runs AS SELECT 'sorted' AS strategy, * FROM pg_temp.group_figures();
+RESET enable_hashagg;
+SET LOCAL enable_sort = off;
+INSERT INTO group_runs SELECT 'hashed', * FROM pg_temp.group_figures();
+RESET enable_sort;
+SELECT is(ours, reference, 'front tables of three groups'' states, sorted aggregate = GROUP BY')
+FROM group_runs WHERE strategy = 'sorted';
+SELECT is(started, 3::bigint, 'three groups, sorted aggregate: a front table each')
+FROM group_runs WHERE strategy = 'sorted';
+SELECT is(ours, reference, 'three groups'' states, hashed aggregate = GROUP BY')
+FROM group_runs WHERE strategy = 'hashed';
+SELECT is(started, 0::bigint, 'three groups, hashed aggregate: no front table')
+FROM group_runs WHERE strategy = 'hashed';
 -- no front table where there is no room for it (an eighth of the budget), and
 -- one in a state that spills
 SET LOCAL qidrisk.max_state_memory = '600kB';
