@@ -19,9 +19,9 @@
  * (FreqStateAddRow): 4,096 classes, direct-mapped, so that a state of few
  * classes counts a row by one compare; the state gives it up while most rows
  * miss it, and a group's state in a hashed aggregate (one of many held at
- * once) never starts one.  A one-column int4 or date QID is counted per value in a small
- * table instead (FreqStateAddValue), each value being fingerprinted once when
- * a reader needs the classes.
+ * once) never starts one.  A one-column int4 or date QID is counted per value
+ * in a small table instead (FreqStateAddValue), each value being
+ * fingerprinted once when a reader needs the classes.
  *
  * This file owns the state in memory: its front table, hash table, partitions
  * and buffers, settling them (FreqStateSettle), its counters, and visiting its
