@@ -188,21 +188,3 @@ QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in, QidFingerpri
 	out->lo = lo;
 	out->hi = hi;
 }
-
-/*
- * Spread a key's bits over the fingerprint (an unkeyed permutation, the
- * same rounds with fixed constants): a uuid made by uuid_generate_v1 or v7
- * varies in few bits, and the frequency state's partitions and sort expect
- * uniform fingerprints
- */
-void
-QidKeyRemix(QidFingerprint *fp)
-{
-	static const QidSampleKey remix = {
-		UINT64CONST(0x243f6a8885a308d3),
-		UINT64CONST(0x13198a2e03707344),
-		UINT64CONST(0xa4093822299f31d0)
-	};
-
-	QidSamplePermute(&remix, fp, fp);
-}

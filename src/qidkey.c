@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "port/pg_bswap.h"
 #include "utils/uuid.h"
 
 #include "fingerprint.h"
@@ -31,24 +32,24 @@ PG_FUNCTION_INFO_V1(qidrisk_sample_permute);
 static void
 FingerprintToKey(const QidFingerprint *fp, pg_uuid_t *key)
 {
-	for (int i = 0; i < 8; i++)
-	{
-		key->data[i] = (unsigned char) (fp->hi >> (56 - 8 * i));
-		key->data[8 + i] = (unsigned char) (fp->lo >> (56 - 8 * i));
-	}
+	uint64		hi = pg_hton64(fp->hi);
+	uint64		lo = pg_hton64(fp->lo);
+
+	memcpy(key->data, &hi, sizeof(hi));
+	memcpy(key->data + sizeof(hi), &lo, sizeof(lo));
 }
 
 /* Read back the fingerprint a key holds */
 void
 QidKeyToFingerprint(const pg_uuid_t *key, QidFingerprint *fp)
 {
-	fp->hi = 0;
-	fp->lo = 0;
-	for (int i = 0; i < 8; i++)
-	{
-		fp->hi = (fp->hi << 8) | key->data[i];
-		fp->lo = (fp->lo << 8) | key->data[8 + i];
-	}
+	uint64		hi;
+	uint64		lo;
+
+	memcpy(&hi, key->data, sizeof(hi));
+	memcpy(&lo, key->data + sizeof(hi), sizeof(lo));
+	fp->hi = pg_ntoh64(hi);
+	fp->lo = pg_ntoh64(lo);
 }
 
 /* qid_key(qid...): the row's quasi-identifier fingerprint as a uuid */
