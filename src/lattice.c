@@ -608,13 +608,19 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 			lat->items = MemoryContextAllocHuge(work, sizeof(OrderedItem) * Max(lat->nsens, 1));
 	}
 	lat->levels = palloc(sizeof(int32) * nelems);
+	lat->rowbuf = palloc(sizeof(int32) * Max(nelems, 1));
 	lat->cache_context = AllocSetContextCreate(work, "qid_lattice snapshots", ALLOCSET_DEFAULT_SIZES);
 	lat->cache_capacity = 64;
 	lat->cache = palloc(sizeof(NodeItems *) * lat->cache_capacity);
 	{
 		Size		budget = QidStateMemoryBudget();
 
+		Size		beside = sizeof(int32) * Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)) +
+			(3 * sizeof(int32) + sizeof(uint64)) * (Size) Max(lat->nrows, 1);
+
 		lat->cache_budget = budget > lat->base_bytes ? (budget - lat->base_bytes) / 2 : 0;
+		/* the packed codes take the other half, beside the direct table and the bottom */
+		lat->code_budget = lat->cache_budget > beside ? lat->cache_budget - beside : 0;
 	}
 
 	/*

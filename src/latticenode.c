@@ -158,19 +158,17 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 		   const uint64 *const *part, int32 *cls, int32 *size, int32 *first,
 		   const int32 *weight)
 {
-	int			ncol = lat->ncolumns;
 	const int  *split = lat->split;
-	const int32 *rowcodes = lat->rowcodes;
-	const int32 *rep = base ? base->rep : NULL;
 	int32	   *kb = lat->perm2;
 	int32	   *dense = lat->dense;
 	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
 	int32		nclasses = 0;
+	int32	   *buf = lat->rowbuf;
 
 	Assert(kb != cls && kb != size && kb != first);
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = rowcodes + (Size) (rep ? rep[x] : x) * ncol;
+		const int32 *row = ItemRow(lat, base, x, buf);
 		uint64		key = 0;
 
 		if ((x & 0xFFFF) == 0)
@@ -188,7 +186,7 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 		{
 			c = dense[key] = nclasses;
 			dense_keys[c] = key;
-			NewClass(lat, rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, c, x, size, first);
+			NewClass(lat, ItemRow(lat, base, x, buf), nsplit, c, x, size, first);
 			nclasses++;
 		}
 		if (cls != NULL)
@@ -206,9 +204,9 @@ GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 		   const uint64 *const *part, uint64 nkeys, int32 *cls, int32 *size, int32 *first,
 		   const int32 *weight)
 {
-	int			ncol = lat->ncolumns;
 	classkey_hash *table;
 	int32		nclasses = 0;
+	int32	   *buf = lat->rowbuf;
 
 	/* growing would move every entry */
 	table = classkey_create(CurrentMemoryContext,
@@ -216,7 +214,7 @@ GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 							NULL);
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+		const int32 *row = ItemRow(lat, base, x, buf);
 		uint64		key = 0;
 		bool		found;
 		ClassKeyEntry *entry;
@@ -424,6 +422,13 @@ BottomItems(Lattice *lat)
 		s->class_end = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
 		memcpy(s->rep, lat->perm, sizeof(int32) * n);
 		memcpy(s->count, lat->group_class, sizeof(int32) * n);
+		s->code = NULL;
+		if (lat->pack_shift != NULL)
+		{
+			s->code = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * n);
+			for (int32 x = 0; x < n; x++)
+				s->code[x] = ItemPacked(lat, NULL, s->rep[x]);
+		}
 		for (int32 c = 0; c < n; c++)
 			s->class_end[c] = c + 1;
 		lat->bottom = s;
@@ -441,8 +446,8 @@ static int32
 SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 			 int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
 {
-	int			ncol = lat->ncolumns;
 	int32		nclasses = 0;
+	int32	   *buf = lat->rowbuf;
 
 	for (int32 x = 0; x < m; x++)
 		(*perm)[x] = x;
@@ -451,7 +456,7 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	/* every split column's codes in one pass over the rows */
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+		const int32 *row = ItemRow(lat, base, x, buf);
 
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -582,6 +587,21 @@ ClassDiverse(Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
 	return true;
 }
 
+/* A snapshot's memory */
+static void
+FreeNodeItems(Lattice *lat, NodeItems *s)
+{
+	pfree(s->rep);
+	pfree(s->count);
+	pfree(s->class_end);
+	if (s->code != NULL)
+	{
+		lat->code_bytes -= sizeof(uint64) * Max(s->nitems, 1);
+		pfree(s->code);
+	}
+	pfree(s);
+}
+
 /* Remove the least recently used snapshots until bytes more fit */
 static void
 CacheMakeRoom(Lattice *lat, Size bytes)
@@ -597,10 +617,7 @@ CacheMakeRoom(Lattice *lat, Size bytes)
 		s = lat->cache[oldest];
 		lat->snap_of[NodeSlot(lat, s->node)] = -1;
 		lat->cache_bytes -= s->bytes;
-		pfree(s->rep);
-		pfree(s->count);
-		pfree(s->class_end);
-		pfree(s);
+		FreeNodeItems(lat, s);
 		lat->cache[oldest] = lat->cache[--lat->ncache];
 		if (oldest < lat->ncache)
 			lat->snap_of[NodeSlot(lat, lat->cache[oldest]->node)] = oldest;
@@ -712,7 +729,7 @@ SuppressClass(Lattice *lat, const NodeItems *s, int32 b, int64 size, const int32
 	int			ncol = lat->ncolumns;
 	double		log2rows = log2((double) lat->nrows);
 	double		bits = 0;
-	const int32 *row = lat->rowcodes + (Size) s->rep[b] * ncol;
+	const int32 *row = ItemRow(lat, s, b, lat->rowbuf);
 
 	/* a suppressed row's value generalizes to all rows, not to its class's */
 	tally->suppressed += size;
@@ -911,7 +928,15 @@ NewNodeItems(Lattice *lat, int64 node, int32 ngroups, int32 nclasses)
 	s->rep = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
 	s->count = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
 	s->class_end = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(nclasses, 1));
-	s->bytes = sizeof(NodeItems) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
+	s->code = NULL;
+	s->bytes = offsetof(NodeItems, code) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
+	/* the codes are not in bytes: the cache keeps the same snapshots with them or without */
+	if (lat->pack_shift != NULL &&
+		lat->code_bytes + sizeof(uint64) * Max(ngroups, 1) <= lat->code_budget)
+	{
+		s->code = MemoryContextAllocHuge(lat->cache_context, sizeof(uint64) * Max(ngroups, 1));
+		lat->code_bytes += sizeof(uint64) * Max(ngroups, 1);
+	}
 	s->used = ++lat->clock;
 	MemoryContextSwitchTo(old);
 	return s;
@@ -965,10 +990,7 @@ FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels)
 	}
 	else
 	{
-		pfree(s->rep);
-		pfree(s->count);
-		pfree(s->class_end);
-		pfree(s);
+		FreeNodeItems(lat, s);
 	}
 }
 
@@ -995,6 +1017,8 @@ ClassItems(Lattice *lat, int64 node, const NodeItems *base, int32 m, int nsplit,
 		int32		c = perm[t];
 
 		s->rep[t] = base ? base->rep[first[c]] : first[c];
+		if (s->code != NULL)
+			s->code[t] = ItemPacked(lat, base, first[c]);
 		s->count[t] = size[c];
 		s->class_end[t] = t + 1;
 	}
@@ -1083,6 +1107,8 @@ EvaluateNode(Lattice *lat, int64 node)
 			for (int32 x = begin; x < end; x++)
 				count += base ? base->count[perm[x]] : 1;
 			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
+			if (s->code != NULL)
+				s->code[g] = ItemPacked(lat, base, perm[begin]);
 			s->count[g] = (int32) count;
 			begin = end;
 		}
