@@ -569,6 +569,7 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 
 	/* the lattice */
 	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
+	lat->log2rows = log2((double) lat->nrows);
 	/* the per-node arrays: every node, or the heuristic search's budget */
 	nslots = lat->nnodes;
 	if (lat->search == SEARCH_HEURISTIC)

@@ -356,6 +356,7 @@ typedef struct Lattice
 	double	   *loss;			/* the loss metric */
 	int64		nevaluated;
 	double		dm_all;			/* the last evaluated node's sum of squared class sizes, all classes */
+	double		log2rows;		/* log2 of the rows, which each suppressed class needs */
 	/*
 	 * Heuristic search: the per-node arrays above hold evaluated nodes only,
 	 * in slots (in exact search a node is its own slot and slots is NULL)

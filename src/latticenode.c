@@ -727,7 +727,7 @@ SuppressClass(Lattice *lat, const NodeItems *s, int32 b, int64 size, const int32
 			  NodeTally *tally)
 {
 	int			ncol = lat->ncolumns;
-	double		log2rows = log2((double) lat->nrows);
+	double		log2rows = lat->log2rows;
 	double		bits = 0;
 	const int32 *row = ItemRow(lat, s, b, lat->rowbuf);
 
