@@ -149,16 +149,69 @@ NewClass(Lattice *lat, const int32 *row, int nsplit, int32 c, int32 x, int32 *si
 	size[c] = 0;
 }
 
+/* Where split column j's code lies in a packed word: its shift and mask */
+typedef struct SplitFields
+{
+	int		   *shift;
+	uint64	   *mask;
+} SplitFields;
+
+static SplitFields *
+NewSplitFields(const Lattice *lat, int nsplit)
+{
+	SplitFields *f = palloc(sizeof(SplitFields));
+
+	f->shift = palloc(sizeof(int) * Max(nsplit, 1));
+	f->mask = palloc(sizeof(uint64) * Max(nsplit, 1));
+	for (int j = 0; j < nsplit; j++)
+	{
+		f->shift[j] = lat->pack_shift != NULL ? lat->pack_shift[lat->split[j]] : 0;
+		f->mask[j] = lat->pack_shift != NULL ? lat->pack_mask[lat->split[j]] : 0;
+	}
+	return f;
+}
+
+static void
+FreeSplitFields(SplitFields *f)
+{
+	pfree(f->shift);
+	pfree(f->mask);
+	pfree(f);
+}
+
+/* An item's class key: its split columns' shares, read from its packed codes when it has them */
+static inline uint64
+ItemKey(Lattice *lat, const NodeItems *base, int32 x, int nsplit,
+		const uint64 *const *part, const SplitFields *f)
+{
+	uint64		key = 0;
+
+	if (base != NULL && base->code != NULL)
+	{
+		uint64		code = base->code[x];
+
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][(code >> f->shift[j]) & f->mask[j]];
+	}
+	else
+	{
+		const int32 *row = ItemRow(lat, base, x, lat->rowbuf);
+
+		for (int j = 0; j < nsplit; j++)
+			key += part[j][row[lat->split[j]]];
+	}
+	return key;
+}
+
 /*
  * GroupKeys with the direct table: every item's key first (in perm2, which
  * no caller passes), then the classes, so the table's loads overlap
  */
 static int32
 GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
-		   const uint64 *const *part, int32 *cls, int32 *size, int32 *first,
-		   const int32 *weight)
+		   const uint64 *const *part, const SplitFields *f, int32 *cls, int32 *size,
+		   int32 *first, const int32 *weight)
 {
-	const int  *split = lat->split;
 	int32	   *kb = lat->perm2;
 	int32	   *dense = lat->dense;
 	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
@@ -168,14 +221,9 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	Assert(kb != cls && kb != size && kb != first);
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = ItemRow(lat, base, x, buf);
-		uint64		key = 0;
-
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[split[j]]];
-		kb[x] = (int32) key;
+		kb[x] = (int32) ItemKey(lat, base, x, nsplit, part, f);
 	}
 	for (int32 x = 0; x < m; x++)
 	{
@@ -201,8 +249,8 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 /* GroupKeys with a hash table of the keys, sized for its classes up to a bound */
 static int32
 GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
-		   const uint64 *const *part, uint64 nkeys, int32 *cls, int32 *size, int32 *first,
-		   const int32 *weight)
+		   const uint64 *const *part, const SplitFields *f, uint64 nkeys, int32 *cls,
+		   int32 *size, int32 *first, const int32 *weight)
 {
 	classkey_hash *table;
 	int32		nclasses = 0;
@@ -214,22 +262,20 @@ GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 							NULL);
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = ItemRow(lat, base, x, buf);
-		uint64		key = 0;
+		uint64		key;
 		bool		found;
 		ClassKeyEntry *entry;
 		int32		c;
 
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[lat->split[j]]];
+		key = ItemKey(lat, base, x, nsplit, part, f);
 		entry = classkey_insert(table, key, &found);
 		if (!found)
 			entry->cls = nclasses;
 		c = entry->cls;
 		if (c == nclasses)
-			NewClass(lat, row, nsplit, nclasses++, x, size, first);
+			NewClass(lat, ItemRow(lat, base, x, buf), nsplit, nclasses++, x, size, first);
 		if (cls != NULL)
 			cls[x] = c;
 		size[c] += weight != NULL ? weight[x] : 1;
@@ -252,6 +298,7 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 	bool		dense = false;
 	int32		nclasses;
 	uint64	  **part;
+	SplitFields *fields;
 
 	/*
 	 * few possible keys: a class per key, else a hash table; the direct
@@ -284,12 +331,14 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		for (int32 v = 0; v < n0; v++)
 			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
 	}
+	fields = NewSplitFields(lat, nsplit);
 	if (dense)
-		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, cls, size,
-							  first, weight);
-	else
-		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, nkeys, cls,
+		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, fields, cls,
 							  size, first, weight);
+	else
+		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, fields, nkeys,
+							  cls, size, first, weight);
+	FreeSplitFields(fields);
 	for (int j = 0; j < nsplit; j++)
 		pfree(part[j]);
 	pfree(part);
@@ -454,17 +503,39 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	if (m > 0)
 		(*ends)[nclasses++] = m;
 	/* every split column's codes in one pass over the rows */
-	for (int32 x = 0; x < m; x++)
+	if (base != NULL && base->code != NULL)
 	{
-		const int32 *row = ItemRow(lat, base, x, buf);
+		SplitFields *f = NewSplitFields(lat, nsplit);
 
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < nsplit; j++)
 		{
-			int32		code0 = row[lat->split[j]];
+			int32	   *keys = lat->keys[j];
+			const int32 *map = lat->maps[j];
 
-			lat->keys[j][x] = lat->maps[j] ? lat->maps[j][code0] : code0;
+			CHECK_FOR_INTERRUPTS();
+			for (int32 x = 0; x < m; x++)
+			{
+				int32		code0 = (int32) ((base->code[x] >> f->shift[j]) & f->mask[j]);
+
+				keys[x] = map ? map[code0] : code0;
+			}
+		}
+		FreeSplitFields(f);
+	}
+	else
+	{
+		for (int32 x = 0; x < m; x++)
+		{
+			const int32 *row = ItemRow(lat, base, x, buf);
+
+			if ((x & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			for (int j = 0; j < nsplit; j++)
+			{
+				int32		code0 = row[lat->split[j]];
+
+				lat->keys[j][x] = lat->maps[j] ? lat->maps[j][code0] : code0;
+			}
 		}
 	}
 	for (int j = 0; j < nsplit; j++)
