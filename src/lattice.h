@@ -104,6 +104,9 @@
 #define LATTICE_DENSE_KEYS (1 << 18)
 #define LATTICE_TABLE_START (1 << 16)	/* GroupKeys's hash table sized for at most these */
 
+/* Fewest bytes of the rows' codes for snapshots to carry them packed */
+#define LATTICE_PACK_MIN_BYTES (4 << 20)
+
 /* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
 

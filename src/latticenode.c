@@ -179,27 +179,25 @@ FreeSplitFields(SplitFields *f)
 	pfree(f);
 }
 
-/* An item's class key: its split columns' shares, read from its packed codes when it has them */
+/* An item's class key from its packed codes: its split columns' shares */
 static inline uint64
-ItemKey(Lattice *lat, const NodeItems *base, int32 x, int nsplit,
-		const uint64 *const *part, const SplitFields *f)
+PackedKey(uint64 code, int nsplit, const uint64 *const *part, const int *shift, const uint64 *mask)
 {
 	uint64		key = 0;
 
-	if (base != NULL && base->code != NULL)
-	{
-		uint64		code = base->code[x];
+	for (int j = 0; j < nsplit; j++)
+		key += part[j][(code >> shift[j]) & mask[j]];
+	return key;
+}
 
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][(code >> f->shift[j]) & f->mask[j]];
-	}
-	else
-	{
-		const int32 *row = ItemRow(lat, base, x, lat->rowbuf);
+/* A row's class key */
+static inline uint64
+RowKey(const int32 *row, int nsplit, const uint64 *const *part, const int *split)
+{
+	uint64		key = 0;
 
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[lat->split[j]]];
-	}
+	for (int j = 0; j < nsplit; j++)
+		key += part[j][row[split[j]]];
 	return key;
 }
 
@@ -217,13 +215,21 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
 	int32		nclasses = 0;
 	int32	   *buf = lat->rowbuf;
+	const uint64 *code = base ? base->code : NULL;
+	const int32 *rep = base ? base->rep : NULL;
+	const int32 *rowcodes = lat->rowcodes;
+	int			ncol = lat->ncolumns;
 
 	Assert(kb != cls && kb != size && kb != first);
 	for (int32 x = 0; x < m; x++)
 	{
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		kb[x] = (int32) ItemKey(lat, base, x, nsplit, part, f);
+		if (code != NULL)
+			kb[x] = (int32) PackedKey(code[x], nsplit, part, f->shift, f->mask);
+		else
+			kb[x] = (int32) RowKey(rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, part,
+								   lat->split);
 	}
 	for (int32 x = 0; x < m; x++)
 	{
@@ -255,6 +261,10 @@ GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	classkey_hash *table;
 	int32		nclasses = 0;
 	int32	   *buf = lat->rowbuf;
+	const uint64 *code = base ? base->code : NULL;
+	const int32 *rep = base ? base->rep : NULL;
+	const int32 *rowcodes = lat->rowcodes;
+	int			ncol = lat->ncolumns;
 
 	/* growing would move every entry */
 	table = classkey_create(CurrentMemoryContext,
@@ -269,7 +279,10 @@ GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		key = ItemKey(lat, base, x, nsplit, part, f);
+		if (code != NULL)
+			key = PackedKey(code[x], nsplit, part, f->shift, f->mask);
+		else
+			key = RowKey(rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, part, lat->split);
 		entry = classkey_insert(table, key, &found);
 		if (!found)
 			entry->cls = nclasses;
@@ -1082,14 +1095,15 @@ ClassItems(Lattice *lat, int64 node, const NodeItems *base, int32 m, int nsplit,
 	int32		nclasses = GroupClasses(lat, base, m, nsplit, mult, nkeys, &perm, &perm2,
 										&ends, &ends2, first, size);
 	NodeItems  *s = NewNodeItems(lat, node, nclasses, nclasses);
+	uint64	   *code = s->code;
 
 	for (int32 t = 0; t < nclasses; t++)
 	{
 		int32		c = perm[t];
 
 		s->rep[t] = base ? base->rep[first[c]] : first[c];
-		if (s->code != NULL)
-			s->code[t] = ItemPacked(lat, base, first[c]);
+		if (code != NULL)
+			code[t] = ItemPacked(lat, base, first[c]);
 		s->count[t] = size[c];
 		s->class_end[t] = t + 1;
 	}
@@ -1169,6 +1183,7 @@ EvaluateNode(Lattice *lat, int64 node)
 	s = NewNodeItems(lat, node, ngroups, nclasses);
 	{
 		int32		begin = 0;
+		uint64	   *code = s->code;
 
 		for (int32 g = 0; g < ngroups; g++)
 		{
@@ -1178,8 +1193,8 @@ EvaluateNode(Lattice *lat, int64 node)
 			for (int32 x = begin; x < end; x++)
 				count += base ? base->count[perm[x]] : 1;
 			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
-			if (s->code != NULL)
-				s->code[g] = ItemPacked(lat, base, perm[begin]);
+			if (code != NULL)
+				code[g] = ItemPacked(lat, base, perm[begin]);
 			s->count[g] = (int32) count;
 			begin = end;
 		}

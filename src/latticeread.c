@@ -308,6 +308,10 @@ PackLayout(Lattice *lat)
 {
 	int			bits = 0;
 
+	/* rows whose codes the cache holds are read at random cheaply: copying codes costs more */
+	if ((double) lat->nrows * lat->ncolumns * sizeof(int32) < LATTICE_PACK_MIN_BYTES)
+		return;
+
 	lat->pack_shift = palloc(sizeof(int) * Max(lat->ncolumns, 1));
 	lat->pack_mask = palloc(sizeof(uint64) * Max(lat->ncolumns, 1));
 	for (int i = 0; i < lat->ncolumns; i++)
