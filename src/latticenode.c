@@ -221,15 +221,24 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	int			ncol = lat->ncolumns;
 
 	Assert(kb != cls && kb != size && kb != first);
-	for (int32 x = 0; x < m; x++)
+	if (code != NULL)
 	{
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (code != NULL)
+		for (int32 x = 0; x < m; x++)
+		{
+			if ((x & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
 			kb[x] = (int32) PackedKey(code[x], nsplit, part, f->shift, f->mask);
-		else
+		}
+	}
+	else
+	{
+		for (int32 x = 0; x < m; x++)
+		{
+			if ((x & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
 			kb[x] = (int32) RowKey(rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, part,
 								   lat->split);
+		}
 	}
 	for (int32 x = 0; x < m; x++)
 	{
@@ -344,14 +353,15 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		for (int32 v = 0; v < n0; v++)
 			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
 	}
-	fields = NewSplitFields(lat, nsplit);
+	fields = lat->pack_shift != NULL ? NewSplitFields(lat, nsplit) : NULL;
 	if (dense)
 		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, fields, cls,
 							  size, first, weight);
 	else
 		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, fields, nkeys,
 							  cls, size, first, weight);
-	FreeSplitFields(fields);
+	if (fields != NULL)
+		FreeSplitFields(fields);
 	for (int j = 0; j < nsplit; j++)
 		pfree(part[j]);
 	pfree(part);
@@ -509,7 +519,6 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 			 int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
 {
 	int32		nclasses = 0;
-	int32	   *buf = lat->rowbuf;
 
 	for (int32 x = 0; x < m; x++)
 		(*perm)[x] = x;
@@ -539,7 +548,7 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	{
 		for (int32 x = 0; x < m; x++)
 		{
-			const int32 *row = ItemRow(lat, base, x, buf);
+			const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * lat->ncolumns;
 
 			if ((x & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
@@ -1095,18 +1104,18 @@ ClassItems(Lattice *lat, int64 node, const NodeItems *base, int32 m, int nsplit,
 	int32		nclasses = GroupClasses(lat, base, m, nsplit, mult, nkeys, &perm, &perm2,
 										&ends, &ends2, first, size);
 	NodeItems  *s = NewNodeItems(lat, node, nclasses, nclasses);
-	uint64	   *code = s->code;
 
 	for (int32 t = 0; t < nclasses; t++)
 	{
 		int32		c = perm[t];
 
 		s->rep[t] = base ? base->rep[first[c]] : first[c];
-		if (code != NULL)
-			code[t] = ItemPacked(lat, base, first[c]);
 		s->count[t] = size[c];
 		s->class_end[t] = t + 1;
 	}
+	if (s->code != NULL)
+		for (int32 t = 0; t < nclasses; t++)
+			s->code[t] = ItemPacked(lat, base, first[perm[t]]);
 	return s;
 }
 
@@ -1183,7 +1192,6 @@ EvaluateNode(Lattice *lat, int64 node)
 	s = NewNodeItems(lat, node, ngroups, nclasses);
 	{
 		int32		begin = 0;
-		uint64	   *code = s->code;
 
 		for (int32 g = 0; g < ngroups; g++)
 		{
@@ -1193,11 +1201,12 @@ EvaluateNode(Lattice *lat, int64 node)
 			for (int32 x = begin; x < end; x++)
 				count += base ? base->count[perm[x]] : 1;
 			s->rep[g] = base ? base->rep[perm[begin]] : perm[begin];
-			if (code != NULL)
-				code[g] = ItemPacked(lat, base, perm[begin]);
 			s->count[g] = (int32) count;
 			begin = end;
 		}
+		if (s->code != NULL)
+			for (int32 g = 0; g < ngroups; g++)
+				s->code[g] = ItemPacked(lat, base, perm[g > 0 ? ends[g - 1] : 0]);
 	}
 	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
 	FinishNode(lat, node, s, levels);
