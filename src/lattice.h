@@ -292,7 +292,7 @@ typedef struct NodeItems
 	int32	   *class_end;		/* a class's end in the items */
 	Size		bytes;
 	uint64		used;			/* LRU stamp */
-	/* last: bytes counts the members above (the code budget this one's array) */
+	/* last: bytes counts the members above it; its array is charged to the code budget */
 	uint64	   *code;			/* an item's level-0 codes packed (Lattice.pack_shift), or NULL */
 } NodeItems;
 
