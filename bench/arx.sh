@@ -34,8 +34,13 @@
 #   $ARX_OUT/arx_adult_privacy_optima.csv.
 # --large: exports bench/lattice.sh's adult_1e6 ($BENCH_LATTICE_ROWS rows,
 #   built here the same way when missing) with COPY and times ARX on it (k = 5,
-#   2 %, Loss and discernibility; $BENCH_LARGE_RUNS runs each, default 1) with
-#   its peak memory, then qid_lattice (k = 5, 2 %, discernibility) once on it.
+#   2 %, Loss and discernibility; $BENCH_LARGE_RUNS runs each, default 1, after
+#   one warm-up round when more than one) interleaved with qid_lattice on the
+#   same case through the psql co-process (metric 'loss' when it accepts it,
+#   and 'discernibility'): medians, the optimum, value and suppressed rows of
+#   both compared, the ratio qidrisk time / ARX time, and the peak memory of
+#   the JVM and of qid_lattice's backend (VmHWM; it counts the shared buffers
+#   the backend touched, shown beside it).
 # --no-qidrisk: ARX only (no server needed; --large needs one).
 # ARX_JAVA_OPTS is passed to java (e.g. -Xmx8g).
 set -euo pipefail
@@ -133,12 +138,5 @@ if [ "$LARGE" = yes ]; then
 	# shellcheck disable=SC2086
 	"${TIME[@]}" java ${ARX_JAVA_OPTS:-} -cp "$CP" ArxBench large \
 		--data "$WORK/large.csv" --runs "${BENCH_LARGE_RUNS:-1}" --arx-version "$VERSION" \
-		--hierarchies data/adult/hierarchies
-	# qid_lattice on the same table, for the ratio (discernibility, its default evaluation)
-	"${PSQL[@]}" -At -c '\timing on' -c "SELECT array_to_string(levels, ','), rows_suppressed, loss
-		FROM qid_lattice('adult_1e6', ARRAY['age', 'workclass', 'education', 'marital_status', 'occupation', 'race', 'sex', 'native_country'],
-			jsonb_build_object('age', 'adult_hierarchy_age', 'workclass', 'adult_hierarchy_workclass', 'education', 'adult_hierarchy_education',
-				'marital_status', 'adult_hierarchy_marital_status', 'occupation', 'adult_hierarchy_occupation', 'race', 'adult_hierarchy_race',
-				'sex', 'adult_hierarchy_sex', 'native_country', 'adult_hierarchy_native_country'), 5, 0.02) WHERE best" |
-		sed 's/^/large: qid_lattice k=5 supp=0.02 discernibility (best levels|rows_suppressed|value, then time): /'
+		--hierarchies data/adult/hierarchies "${LOSS_ARGS[@]}"
 fi

@@ -569,6 +569,7 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 
 	/* the lattice */
 	lat->max_suppressed_rows = (int64) floor(max_suppressed * (double) lat->nrows);
+	lat->log2rows = log2((double) lat->nrows);
 	/* the per-node arrays: every node, or the heuristic search's budget */
 	nslots = lat->nnodes;
 	if (lat->search == SEARCH_HEURISTIC)
@@ -608,13 +609,19 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 			lat->items = MemoryContextAllocHuge(work, sizeof(OrderedItem) * Max(lat->nsens, 1));
 	}
 	lat->levels = palloc(sizeof(int32) * nelems);
+	lat->rowbuf = palloc(sizeof(int32) * Max(nelems, 1));
 	lat->cache_context = AllocSetContextCreate(work, "qid_lattice snapshots", ALLOCSET_DEFAULT_SIZES);
 	lat->cache_capacity = 64;
 	lat->cache = palloc(sizeof(NodeItems *) * lat->cache_capacity);
 	{
 		Size		budget = QidStateMemoryBudget();
 
+		Size		beside = sizeof(int32) * Min(LATTICE_DENSE_KEYS, Max(4 * lat->nrows, 1024)) +
+			(3 * sizeof(int32) + sizeof(uint64)) * (Size) Max(lat->nrows, 1);
+
 		lat->cache_budget = budget > lat->base_bytes ? (budget - lat->base_bytes) / 2 : 0;
+		/* the packed codes take the other half, beside the direct table and the bottom */
+		lat->code_budget = lat->cache_budget > beside ? lat->cache_budget - beside : 0;
 	}
 
 	/*

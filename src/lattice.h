@@ -27,7 +27,9 @@
  * and then by the sensitive value, so a node's classes come from any
  * evaluated node below it (a roll-up) in time linear in that node's items;
  * the rows themselves are the items of the bottom.  Snapshots of evaluated
- * nodes are kept in a cache bounded in bytes.
+ * nodes are kept in a cache bounded in bytes; when every column's level-0
+ * code fits in one 64-bit word together, a snapshot carries its items' codes
+ * packed, so a roll-up reads them in item order rather than each item's row.
  *
  * Generalization is monotone for the models when suppression cannot break it
  * (k-anonymity and distinct l-diversity with any suppression limit; entropy
@@ -101,6 +103,9 @@
 /* Most class keys grouped through a direct table rather than a hash table */
 #define LATTICE_DENSE_KEYS (1 << 18)
 #define LATTICE_TABLE_START (1 << 16)	/* GroupKeys's hash table sized for at most these */
+
+/* Fewest bytes of the rows' codes for snapshots to carry them packed */
+#define LATTICE_PACK_MIN_BYTES (4 << 20)
 
 /* Most nodes a lattice may have for the exact search */
 #define LATTICE_MAX_NODES 10000000
@@ -287,6 +292,8 @@ typedef struct NodeItems
 	int32	   *class_end;		/* a class's end in the items */
 	Size		bytes;
 	uint64		used;			/* LRU stamp */
+	/* last: bytes counts the members above it; its array is charged to the code budget */
+	uint64	   *code;			/* an item's level-0 codes packed (Lattice.pack_shift), or NULL */
 } NodeItems;
 
 typedef struct Lattice
@@ -352,6 +359,7 @@ typedef struct Lattice
 	double	   *loss;			/* the loss metric */
 	int64		nevaluated;
 	double		dm_all;			/* the last evaluated node's sum of squared class sizes, all classes */
+	double		log2rows;		/* log2 of the rows, which each suppressed class needs */
 	/*
 	 * Heuristic search: the per-node arrays above hold evaluated nodes only,
 	 * in slots (in exact search a node is its own slot and slots is NULL)
@@ -381,6 +389,9 @@ typedef struct Lattice
 	OrderedItem *items;			/* and a class's values, by rank */
 	int32	   *levels;			/* the node being evaluated */
 	int32	   *rowcodes;		/* rowcodes[row * ncolumns + i]: the level-0 codes, row-major */
+	int		   *pack_shift;		/* column i's level-0 code at this bit of a 64-bit word, NULL */
+	uint64	   *pack_mask;		/* when every column's codes fit in one (then snapshots carry them) */
+	int32	   *rowbuf;			/* one item's level-0 codes unpacked (ItemRow) */
 	int32	  **keys;			/* keys[j][item]: split column j's code at the node's level */
 	int		   *split;			/* the columns split on (more than one code at the level) */
 	const int32 **maps;			/* their level maps (NULL at level 0) */
@@ -393,6 +404,8 @@ typedef struct Lattice
 	int32	   *snap_of;		/* per node: its slot in the cache, -1 */
 	Size		cache_bytes;
 	Size		cache_budget;
+	Size		code_bytes;		/* the cached snapshots' packed codes */
+	Size		code_budget;	/* at most this: what the half the cache leaves holds beside the bottom */
 	uint64		clock;
 	Size		base_bytes;		/* the encoded columns and the lattice */
 } Lattice;
@@ -423,6 +436,43 @@ LevelCode(const LatColumn *col, int level, int32 row)
 	int32		code0 = col->codes[row];
 
 	return level == 0 ? code0 : col->map[level][code0];
+}
+
+/* A row's level-0 codes in one word */
+static inline uint64
+PackRow(const Lattice *lat, const int32 *row)
+{
+	uint64		code = 0;
+
+	for (int c = 0; c < lat->ncolumns; c++)
+		code |= (uint64) row[c] << lat->pack_shift[c];
+	return code;
+}
+
+/*
+ * The level-0 codes of item x of a snapshot (of row x without one): read
+ * from the snapshot's packed codes, in item order, when it has them (into
+ * buf), else from the row
+ */
+static inline const int32 *
+ItemRow(const Lattice *lat, const NodeItems *s, int32 x, int32 *buf)
+{
+	if (s == NULL)
+		return lat->rowcodes + (Size) x * lat->ncolumns;
+	if (s->code == NULL)
+		return lat->rowcodes + (Size) s->rep[x] * lat->ncolumns;
+	for (int c = 0; c < lat->ncolumns; c++)
+		buf[c] = (int32) ((s->code[x] >> lat->pack_shift[c]) & lat->pack_mask[c]);
+	return buf;
+}
+
+/* Item x's level-0 codes packed (row x's without a snapshot) */
+static inline uint64
+ItemPacked(const Lattice *lat, const NodeItems *s, int32 x)
+{
+	if (s != NULL && s->code != NULL)
+		return s->code[x];
+	return PackRow(lat, lat->rowcodes + (Size) (s != NULL ? s->rep[x] : x) * lat->ncolumns);
 }
 
 /* Decode a node's levels */

@@ -149,35 +149,96 @@ NewClass(Lattice *lat, const int32 *row, int nsplit, int32 c, int32 x, int32 *si
 	size[c] = 0;
 }
 
+/* Where split column j's code lies in a packed word: its shift and mask */
+typedef struct SplitFields
+{
+	int		   *shift;
+	uint64	   *mask;
+} SplitFields;
+
+static SplitFields *
+NewSplitFields(const Lattice *lat, int nsplit)
+{
+	SplitFields *f = palloc(sizeof(SplitFields));
+
+	f->shift = palloc(sizeof(int) * Max(nsplit, 1));
+	f->mask = palloc(sizeof(uint64) * Max(nsplit, 1));
+	for (int j = 0; j < nsplit; j++)
+	{
+		f->shift[j] = lat->pack_shift != NULL ? lat->pack_shift[lat->split[j]] : 0;
+		f->mask[j] = lat->pack_shift != NULL ? lat->pack_mask[lat->split[j]] : 0;
+	}
+	return f;
+}
+
+static void
+FreeSplitFields(SplitFields *f)
+{
+	pfree(f->shift);
+	pfree(f->mask);
+	pfree(f);
+}
+
+/* An item's class key from its packed codes: its split columns' shares */
+static inline uint64
+PackedKey(uint64 code, int nsplit, const uint64 *const *part, const int *shift, const uint64 *mask)
+{
+	uint64		key = 0;
+
+	for (int j = 0; j < nsplit; j++)
+		key += part[j][(code >> shift[j]) & mask[j]];
+	return key;
+}
+
+/* A row's class key */
+static inline uint64
+RowKey(const int32 *row, int nsplit, const uint64 *const *part, const int *split)
+{
+	uint64		key = 0;
+
+	for (int j = 0; j < nsplit; j++)
+		key += part[j][row[split[j]]];
+	return key;
+}
+
 /*
  * GroupKeys with the direct table: every item's key first (in perm2, which
  * no caller passes), then the classes, so the table's loads overlap
  */
 static int32
 GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
-		   const uint64 *const *part, int32 *cls, int32 *size, int32 *first,
-		   const int32 *weight)
+		   const uint64 *const *part, const SplitFields *f, int32 *cls, int32 *size,
+		   int32 *first, const int32 *weight)
 {
-	int			ncol = lat->ncolumns;
-	const int  *split = lat->split;
-	const int32 *rowcodes = lat->rowcodes;
-	const int32 *rep = base ? base->rep : NULL;
 	int32	   *kb = lat->perm2;
 	int32	   *dense = lat->dense;
 	int32	   *dense_keys = lat->ends2;	/* the keys dense holds, to clear */
 	int32		nclasses = 0;
+	int32	   *buf = lat->rowbuf;
+	const uint64 *code = base ? base->code : NULL;
+	const int32 *rep = base ? base->rep : NULL;
+	const int32 *rowcodes = lat->rowcodes;
+	int			ncol = lat->ncolumns;
 
 	Assert(kb != cls && kb != size && kb != first);
-	for (int32 x = 0; x < m; x++)
+	if (code != NULL)
 	{
-		const int32 *row = rowcodes + (Size) (rep ? rep[x] : x) * ncol;
-		uint64		key = 0;
-
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[split[j]]];
-		kb[x] = (int32) key;
+		for (int32 x = 0; x < m; x++)
+		{
+			if ((x & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			kb[x] = (int32) PackedKey(code[x], nsplit, part, f->shift, f->mask);
+		}
+	}
+	else
+	{
+		for (int32 x = 0; x < m; x++)
+		{
+			if ((x & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			kb[x] = (int32) RowKey(rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, part,
+								   lat->split);
+		}
 	}
 	for (int32 x = 0; x < m; x++)
 	{
@@ -188,7 +249,7 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 		{
 			c = dense[key] = nclasses;
 			dense_keys[c] = key;
-			NewClass(lat, rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, c, x, size, first);
+			NewClass(lat, ItemRow(lat, base, x, buf), nsplit, c, x, size, first);
 			nclasses++;
 		}
 		if (cls != NULL)
@@ -203,12 +264,16 @@ GroupDense(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 /* GroupKeys with a hash table of the keys, sized for its classes up to a bound */
 static int32
 GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
-		   const uint64 *const *part, uint64 nkeys, int32 *cls, int32 *size, int32 *first,
-		   const int32 *weight)
+		   const uint64 *const *part, const SplitFields *f, uint64 nkeys, int32 *cls,
+		   int32 *size, int32 *first, const int32 *weight)
 {
-	int			ncol = lat->ncolumns;
 	classkey_hash *table;
 	int32		nclasses = 0;
+	int32	   *buf = lat->rowbuf;
+	const uint64 *code = base ? base->code : NULL;
+	const int32 *rep = base ? base->rep : NULL;
+	const int32 *rowcodes = lat->rowcodes;
+	int			ncol = lat->ncolumns;
 
 	/* growing would move every entry */
 	table = classkey_create(CurrentMemoryContext,
@@ -216,22 +281,23 @@ GroupTable(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 							NULL);
 	for (int32 x = 0; x < m; x++)
 	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
-		uint64		key = 0;
+		uint64		key;
 		bool		found;
 		ClassKeyEntry *entry;
 		int32		c;
 
 		if ((x & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < nsplit; j++)
-			key += part[j][row[lat->split[j]]];
+		if (code != NULL)
+			key = PackedKey(code[x], nsplit, part, f->shift, f->mask);
+		else
+			key = RowKey(rowcodes + (Size) (rep ? rep[x] : x) * ncol, nsplit, part, lat->split);
 		entry = classkey_insert(table, key, &found);
 		if (!found)
 			entry->cls = nclasses;
 		c = entry->cls;
 		if (c == nclasses)
-			NewClass(lat, row, nsplit, nclasses++, x, size, first);
+			NewClass(lat, ItemRow(lat, base, x, buf), nsplit, nclasses++, x, size, first);
 		if (cls != NULL)
 			cls[x] = c;
 		size[c] += weight != NULL ? weight[x] : 1;
@@ -254,6 +320,7 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 	bool		dense = false;
 	int32		nclasses;
 	uint64	  **part;
+	SplitFields *fields;
 
 	/*
 	 * few possible keys: a class per key, else a hash table; the direct
@@ -286,12 +353,15 @@ GroupKeys(Lattice *lat, const NodeItems *base, int32 m, int nsplit, const uint64
 		for (int32 v = 0; v < n0; v++)
 			part[j][v] = (uint64) (lat->maps[j] ? lat->maps[j][v] : v) * mult[j];
 	}
+	fields = lat->pack_shift != NULL ? NewSplitFields(lat, nsplit) : NULL;
 	if (dense)
-		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, cls, size,
-							  first, weight);
-	else
-		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, nkeys, cls,
+		nclasses = GroupDense(lat, base, m, nsplit, (const uint64 *const *) part, fields, cls,
 							  size, first, weight);
+	else
+		nclasses = GroupTable(lat, base, m, nsplit, (const uint64 *const *) part, fields, nkeys,
+							  cls, size, first, weight);
+	if (fields != NULL)
+		FreeSplitFields(fields);
 	for (int j = 0; j < nsplit; j++)
 		pfree(part[j]);
 	pfree(part);
@@ -424,6 +494,13 @@ BottomItems(Lattice *lat)
 		s->class_end = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * n);
 		memcpy(s->rep, lat->perm, sizeof(int32) * n);
 		memcpy(s->count, lat->group_class, sizeof(int32) * n);
+		s->code = NULL;
+		if (lat->pack_shift != NULL)
+		{
+			s->code = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * n);
+			for (int32 x = 0; x < n; x++)
+				s->code[x] = ItemPacked(lat, NULL, s->rep[x]);
+		}
 		for (int32 c = 0; c < n; c++)
 			s->class_end[c] = c + 1;
 		lat->bottom = s;
@@ -441,7 +518,6 @@ static int32
 SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 			 int32 **perm, int32 **perm2, int32 **ends, int32 **ends2)
 {
-	int			ncol = lat->ncolumns;
 	int32		nclasses = 0;
 
 	for (int32 x = 0; x < m; x++)
@@ -449,17 +525,39 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	if (m > 0)
 		(*ends)[nclasses++] = m;
 	/* every split column's codes in one pass over the rows */
-	for (int32 x = 0; x < m; x++)
+	if (base != NULL && base->code != NULL)
 	{
-		const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * ncol;
+		SplitFields *f = NewSplitFields(lat, nsplit);
 
-		if ((x & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < nsplit; j++)
 		{
-			int32		code0 = row[lat->split[j]];
+			int32	   *keys = lat->keys[j];
+			const int32 *map = lat->maps[j];
 
-			lat->keys[j][x] = lat->maps[j] ? lat->maps[j][code0] : code0;
+			CHECK_FOR_INTERRUPTS();
+			for (int32 x = 0; x < m; x++)
+			{
+				int32		code0 = (int32) ((base->code[x] >> f->shift[j]) & f->mask[j]);
+
+				keys[x] = map ? map[code0] : code0;
+			}
+		}
+		FreeSplitFields(f);
+	}
+	else
+	{
+		for (int32 x = 0; x < m; x++)
+		{
+			const int32 *row = lat->rowcodes + (Size) (base ? base->rep[x] : x) * lat->ncolumns;
+
+			if ((x & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			for (int j = 0; j < nsplit; j++)
+			{
+				int32		code0 = row[lat->split[j]];
+
+				lat->keys[j][x] = lat->maps[j] ? lat->maps[j][code0] : code0;
+			}
 		}
 	}
 	for (int j = 0; j < nsplit; j++)
@@ -582,6 +680,21 @@ ClassDiverse(Lattice *lat, const NodeItems *s, int32 b, int32 e, int64 size)
 	return true;
 }
 
+/* A snapshot's memory */
+static void
+FreeNodeItems(Lattice *lat, NodeItems *s)
+{
+	pfree(s->rep);
+	pfree(s->count);
+	pfree(s->class_end);
+	if (s->code != NULL)
+	{
+		lat->code_bytes -= sizeof(uint64) * Max(s->nitems, 1);
+		pfree(s->code);
+	}
+	pfree(s);
+}
+
 /* Remove the least recently used snapshots until bytes more fit */
 static void
 CacheMakeRoom(Lattice *lat, Size bytes)
@@ -597,10 +710,7 @@ CacheMakeRoom(Lattice *lat, Size bytes)
 		s = lat->cache[oldest];
 		lat->snap_of[NodeSlot(lat, s->node)] = -1;
 		lat->cache_bytes -= s->bytes;
-		pfree(s->rep);
-		pfree(s->count);
-		pfree(s->class_end);
-		pfree(s);
+		FreeNodeItems(lat, s);
 		lat->cache[oldest] = lat->cache[--lat->ncache];
 		if (oldest < lat->ncache)
 			lat->snap_of[NodeSlot(lat, lat->cache[oldest]->node)] = oldest;
@@ -710,9 +820,9 @@ SuppressClass(Lattice *lat, const NodeItems *s, int32 b, int64 size, const int32
 			  NodeTally *tally)
 {
 	int			ncol = lat->ncolumns;
-	double		log2rows = log2((double) lat->nrows);
+	double		log2rows = lat->log2rows;
 	double		bits = 0;
-	const int32 *row = lat->rowcodes + (Size) s->rep[b] * ncol;
+	const int32 *row = ItemRow(lat, s, b, lat->rowbuf);
 
 	/* a suppressed row's value generalizes to all rows, not to its class's */
 	tally->suppressed += size;
@@ -911,7 +1021,15 @@ NewNodeItems(Lattice *lat, int64 node, int32 ngroups, int32 nclasses)
 	s->rep = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
 	s->count = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(ngroups, 1));
 	s->class_end = MemoryContextAllocHuge(lat->cache_context, sizeof(int32) * Max(nclasses, 1));
-	s->bytes = sizeof(NodeItems) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
+	s->code = NULL;
+	s->bytes = offsetof(NodeItems, code) + sizeof(int32) * (2 * (Size) ngroups + nclasses);
+	/* the codes are not in bytes: the cache keeps the same snapshots with them or without */
+	if (lat->pack_shift != NULL &&
+		lat->code_bytes + sizeof(uint64) * Max(ngroups, 1) <= lat->code_budget)
+	{
+		s->code = MemoryContextAllocHuge(lat->cache_context, sizeof(uint64) * Max(ngroups, 1));
+		lat->code_bytes += sizeof(uint64) * Max(ngroups, 1);
+	}
 	s->used = ++lat->clock;
 	MemoryContextSwitchTo(old);
 	return s;
@@ -965,10 +1083,7 @@ FinishNode(Lattice *lat, int64 node, NodeItems *s, const int32 *levels)
 	}
 	else
 	{
-		pfree(s->rep);
-		pfree(s->count);
-		pfree(s->class_end);
-		pfree(s);
+		FreeNodeItems(lat, s);
 	}
 }
 
@@ -998,6 +1113,9 @@ ClassItems(Lattice *lat, int64 node, const NodeItems *base, int32 m, int nsplit,
 		s->count[t] = size[c];
 		s->class_end[t] = t + 1;
 	}
+	if (s->code != NULL)
+		for (int32 t = 0; t < nclasses; t++)
+			s->code[t] = ItemPacked(lat, base, first[perm[t]]);
 	return s;
 }
 
@@ -1086,6 +1204,9 @@ EvaluateNode(Lattice *lat, int64 node)
 			s->count[g] = (int32) count;
 			begin = end;
 		}
+		if (s->code != NULL)
+			for (int32 g = 0; g < ngroups; g++)
+				s->code[g] = ItemPacked(lat, base, perm[g > 0 ? ends[g - 1] : 0]);
 	}
 	memcpy(s->class_end, lat->group_class, sizeof(int32) * nclasses);
 	FinishNode(lat, node, s, levels);

@@ -298,6 +298,41 @@ PrepareShares(LatColumn *col, const int64 *count0)
 	}
 }
 
+/*
+ * The bits of each column's level-0 codes in one 64-bit word, when they fit:
+ * snapshots then carry their items' codes in item order rather than reading
+ * each item's row at random
+ */
+static void
+PackLayout(Lattice *lat)
+{
+	int			bits = 0;
+
+	/* rows whose codes the cache holds are read at random cheaply: copying codes costs more */
+	if ((double) lat->nrows * lat->ncolumns * sizeof(int32) < LATTICE_PACK_MIN_BYTES)
+		return;
+
+	lat->pack_shift = palloc(sizeof(int) * Max(lat->ncolumns, 1));
+	lat->pack_mask = palloc(sizeof(uint64) * Max(lat->ncolumns, 1));
+	for (int i = 0; i < lat->ncolumns; i++)
+	{
+		int			width = 0;
+
+		while (width < 32 && ((int64) 1 << width) < lat->columns[i].ndist[0])
+			width++;
+		lat->pack_shift[i] = width > 0 ? bits : 0;
+		lat->pack_mask[i] = ((uint64) 1 << width) - 1;
+		bits += width;
+	}
+	if (bits > 64)
+	{
+		pfree(lat->pack_shift);
+		pfree(lat->pack_mask);
+		lat->pack_shift = NULL;
+		lat->pack_mask = NULL;
+	}
+}
+
 /* Per column and level: codes of the level-0 values, counts, log2 counts */
 void
 PrepareLevels(Lattice *lat)
@@ -356,4 +391,5 @@ PrepareLevels(Lattice *lat)
 		if (lat->metric == METRIC_LOSS)
 			PrepareShares(col, count0);
 	}
+	PackLayout(lat);
 }

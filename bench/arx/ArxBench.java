@@ -693,40 +693,89 @@ public final class ArxBench {
 
 	static void largeMode() throws Exception {
 		int runs = Integer.parseInt(opt("runs", "1"));
+		boolean qidrisk = opt("qidrisk", "no").equals("yes");
+		boolean lossAvailable = opt("qidrisk-loss", "no").equals("yes");
+		String table = opt("table", "adult_1e6");
 		Data data = makeData(QID, null);
-		for (String metric : new String[] {"loss", "discernibility"}) {
-			List<Double> ms = new ArrayList<>();
-			Run run = null;
-			for (int r = 0; r < runs; r++) {
+		String[] metrics = {"loss", "discernibility"};
+		Map<String, List<Double>> arxMs = new HashMap<>();
+		Map<String, List<Double>> qidMs = new HashMap<>();
+		Map<String, String> qidResult = new HashMap<>();
+		Map<String, Run> last = new HashMap<>();
+		Psql psql = qidrisk ? new Psql() : null;
+		String backend = psql != null ? psql.run("SELECT pg_backend_pid();").get(0) : null;
+		/* one warm-up round (JIT for ARX, caches for PostgreSQL) when more than one run is timed */
+		for (int r = runs > 1 ? -1 : 0; r < runs; r++) {
+			for (String metric : metrics) {
 				ARXConfiguration c = ARXConfiguration.create();
 				c.addPrivacyModel(new KAnonymity(5));
 				c.setSuppressionLimit(0.02);
 				c.setQualityModel(metric.equals("loss") ? Metric.createLossMetric(0.5, AggregateFunction.GEOMETRIC_MEAN)
 					: Metric.createDiscernabilityMetric(false));
-				run = anonymize(data, c);
-				ms.add(run.ms);
+				Run run = anonymize(data, c);
+				last.put(metric, run);
+				if (r >= 0) {
+					arxMs.computeIfAbsent(metric, x -> new ArrayList<>()).add(run.ms);
+				}
+				if (psql == null || (metric.equals("loss") && !lossAvailable)) {
+					continue;
+				}
+				List<String> out = psql.run("SELECT array_to_string(levels, ','), rows_suppressed, loss FROM qid_lattice('"
+					+ table + "', " + QID_SQL + ", " + H_SQL + ", 5, 0.02, metric => '" + metric + "') WHERE best;");
+				String status = out.get(out.size() - 1);
+				if (status.startsWith("Time: ") && !status.equals("Time: null")) {
+					if (r >= 0) {
+						qidMs.computeIfAbsent(metric, x -> new ArrayList<>()).add(Double.parseDouble(status.substring(6)));
+					}
+					qidResult.put(metric, out.size() > 1 ? out.get(0) : "(no best node)");
+				} else {
+					qidResult.put(metric, status);
+				}
 			}
+		}
+		String backendPeak = backend != null ? peakRss(backend) : null;
+		if (psql != null) {
+			psql.close();
+		}
+		Runtime rt = Runtime.getRuntime();
+		for (String metric : metrics) {
+			Run run = last.get(metric);
+			List<Double> ms = arxMs.get(metric);
 			ARXNode opt = run.result.getGlobalOptimum();
-			Runtime rt = Runtime.getRuntime();
 			System.out.printf("large: %d rows, k=5 supp=0.02 %s: optimum %s value %s suppressed %s; "
-				+ "ARX %s ms (median %.1f); JVM heap in use %d MB of max %d MB; %s%n", rows.size(),
+				+ "ARX median %.1f ms [%s]%n", rows.size(),
 				metric.equals("loss") ? "loss(gs=0.5)" : "discernibility", opt == null ? "none" : pgArray(levels(opt, QID)),
 				opt == null ? "" : value(opt.getHighestScore()),
-				opt == null ? "" : String.valueOf(suppressed(run.result, opt, false)), times(ms), median(ms),
-				(rt.totalMemory() - rt.freeMemory()) >> 20, rt.maxMemory() >> 20, peakRss());
+				opt == null ? "" : String.valueOf(suppressed(run.result, opt, false)), median(ms), times(ms));
+			String q = qidResult.get(metric);
+			if (q != null && qidMs.containsKey(metric)) {
+				System.out.printf("       qid_lattice(metric => '%s'): best %s (levels|rows_suppressed|value), %s; "
+					+ "median %.1f ms [%s]; qidrisk/ARX time = %.2f%n", metric, q, agreement(q, opt),
+					median(qidMs.get(metric)), times(qidMs.get(metric)), median(qidMs.get(metric)) / median(ms));
+			} else if (q != null) {
+				System.out.printf("       qid_lattice(metric => '%s'): %s%n", metric, q);
+			}
 		}
+		System.out.printf("large: ARX JVM heap in use %d MB of max %d MB; ARX JVM %s%s%n", (rt.totalMemory() - rt.freeMemory()) >> 20,
+			rt.maxMemory() >> 20, peakRss("self"),
+			backendPeak != null ? "; qid_lattice's backend " + backendPeak : "");
 	}
 
-	static String peakRss() {
+	/* peak resident memory of a process (VmHWM; shared memory it touched, as RssShmem, is part of it) */
+	static String peakRss(String pid) {
+		String hwm = null;
+		String shmem = null;
 		try {
-			for (String line : Files.readAllLines(Paths.get("/proc/self/status"))) {
+			for (String line : Files.readAllLines(Paths.get("/proc/" + pid + "/status"))) {
 				if (line.startsWith("VmHWM:")) {
-					return "peak RSS " + line.substring(6).trim();
+					hwm = line.substring(6).trim();
+				} else if (line.startsWith("RssShmem:")) {
+					shmem = line.substring(9).trim();
 				}
 			}
 		} catch (IOException e) {
-			/* not Linux: no figure */
+			/* not Linux, or not this host: no figure */
 		}
-		return "peak RSS unknown";
+		return hwm == null ? "peak RSS unknown" : "peak RSS " + hwm + (shmem != null ? " (shared memory now " + shmem + ")" : "");
 	}
 }
