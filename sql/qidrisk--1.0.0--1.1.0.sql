@@ -765,13 +765,14 @@ COMMENT ON FUNCTION qid_anonymize_into(regclass, text[], jsonb, text, integer, d
 								  double precision, jsonb, jsonb) IS
 'writes a new table: the source generalized to the best anonymous node of qid_lattice (exact or heuristic search), failing rows suppressed or locally recoded, re-checked';
 
--- ==== state_events: more counters, for the front table of recent classes and merges from the front ====
+-- ==== state_events: more counters (front tables, merges from the front, qid_lattice's packed codes) ====
 DROP FUNCTION qidrisk_internal.state_events();
 CREATE FUNCTION qidrisk_internal.state_events(OUT partitioned bigint, OUT lent bigint,
 											  OUT files_received bigint, OUT partitions_decoded bigint,
 											  OUT partitions_to_runs bigint, OUT fronts_started bigint,
-											  OUT fronts_given_up bigint, OUT merges_from_front bigint)
+											  OUT fronts_given_up bigint, OUT merges_from_front bigint,
+											  OUT lattice_packed_splits bigint)
 AS 'MODULE_PATHNAME', 'qidrisk_state_events'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qidrisk_internal.state_events() IS
-'for tests: how many frequency states this process moved into partitions, how many partial states it lent and took back, read from workers'' hand-over files, how many received partitions it decoded into arrays or wrote straight to runs, how many front tables of recent classes its states started and gave up, and how many runs it merged into the free classes before a partition''s array, since it started';
+'for tests: how many frequency states this process moved into partitions, how many partial states it lent and took back, read from workers'' hand-over files, how many received partitions it decoded into arrays or wrote straight to runs, how many front tables of recent classes its states started and gave up, how many runs it merged into the free classes before a partition''s array, and how many qid_lattice nodes it split from packed codes, since it started';

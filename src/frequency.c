@@ -403,8 +403,8 @@ ProfileDatum(FunctionCallInfo fcinfo, const FreqCounts *counts, int64 smallest,
 			 int64 largest, Datum sizes, Datum class_counts)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[9];
+	bool		nulls[9] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "a class profile must be of a composite type");
@@ -711,8 +711,8 @@ Datum
 qidrisk_state_events(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[9];
+	bool		nulls[9] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
 		tupdesc->natts > (int) lengthof(values))
@@ -724,9 +724,10 @@ qidrisk_state_events(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(qidrisk_freq_events.files_received);
 	values[3] = Int64GetDatum(qidrisk_freq_events.partitions_decoded);
 	values[4] = Int64GetDatum(qidrisk_freq_events.partitions_to_runs);
-	/* the last three came in 1.1.0; a 1.0.0 catalog has five columns */
+	/* the last four came in 1.1.0; a 1.0.0 catalog has five columns */
 	values[5] = Int64GetDatum(qidrisk_freq_events.fronts_started);
 	values[6] = Int64GetDatum(qidrisk_freq_events.fronts_given_up);
 	values[7] = Int64GetDatum(qidrisk_freq_events.merges_from_front);
+	values[8] = Int64GetDatum(qidrisk_freq_events.lattice_packed_splits);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

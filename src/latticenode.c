@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "freqengine.h"
 #include "lattice.h"
 
 PG_FUNCTION_INFO_V1(qidrisk_privacy_uniques_prefix);
@@ -528,6 +529,8 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 	if (base != NULL && base->code != NULL)
 	{
 		SplitFields *f = NewSplitFields(lat, nsplit);
+
+		qidrisk_freq_events.lattice_packed_splits++;
 
 		for (int j = 0; j < nsplit; j++)
 		{

@@ -274,6 +274,7 @@ typedef struct FreqStateEvents
 	int64		fronts_started;	/* front tables of recent classes started */
 	int64		fronts_given_up;	/* ... and given up for missing too often */
 	int64		merges_from_front;	/* runs merged into the free classes before an array */
+	int64		lattice_packed_splits;	/* qid_lattice nodes split from packed codes */
 } FreqStateEvents;
 
 /* Iterate over the classes of a state */
