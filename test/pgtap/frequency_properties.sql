@@ -298,15 +298,16 @@ SELECT is(ours, reference, 'runs merged from the front and the back = GROUP BY')
 SELECT cmp_ok(from_front, '>', 0::bigint, 'runs merged from the front and the back: some from the front')
 FROM front_runs WHERE run = 'repeated';
 -- a sorted aggregate holds one group's state at a time, a hashed one every
--- group's: front tables in the first only
-CREATE FUNCTION pg_temp.group_figures(OUT ours text, OUT reference text, OUT started bigint)
+-- group's: front tables in the first only.  Groups keyed by an xid, which
+-- hashes but has no order, can only be hashed; by an integer, with hashing
+-- off, only sorted.
+CREATE FUNCTION pg_temp.group_figures(group_key text, OUT ours text, OUT reference text, OUT started bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
 	before bigint := (SELECT fronts_started FROM qidrisk_internal.state_events());
 BEGIN
-	-- planned on each call, under the caller's enable_* settings
-	EXECUTE $q$SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g)
-		FROM (SELECT i % 3 AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY i % 3) s$q$
+	EXECUTE format($q$SELECT string_agg(format('%%s:%%s', g, n), ' ' ORDER BY g::text)
+		FROM (SELECT %s AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY 1) s$q$, group_key)
 	INTO ours;
 	started := (SELECT fronts_started FROM qidrisk_internal.state_events()) - before;
 	SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g) INTO reference
@@ -316,11 +317,9 @@ BEGIN
 END
 $$;
 SET LOCAL enable_hashagg = off;
-CREATE TEMP TABLE group_runs AS SELECT 'sorted' AS strategy, * FROM pg_temp.group_figures();
+CREATE TEMP TABLE group_runs AS SELECT 'sorted' AS strategy, * FROM pg_temp.group_figures('i % 3');
 RESET enable_hashagg;
-SET LOCAL enable_sort = off;
-INSERT INTO group_runs SELECT 'hashed', * FROM pg_temp.group_figures();
-RESET enable_sort;
+INSERT INTO group_runs SELECT 'hashed', * FROM pg_temp.group_figures('(i % 3)::text::xid');
 SELECT is(ours, reference, 'front tables of three groups'' states, sorted aggregate = GROUP BY')
 FROM group_runs WHERE strategy = 'sorted';
 SELECT is(started, 3::bigint, 'three groups, sorted aggregate: a front table each')
