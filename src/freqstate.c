@@ -496,7 +496,7 @@ FrontSlot(const FreqState *state, const QidFingerprint *fp)
 	return &state->front[((fp->lo ^ fp->hi) * state->front_multiplier) >> (64 - FRONT_BITS)];
 }
 
-/* Move the front table's classes on to the state and free it; later rows wait rows */
+/* Move the front table's classes on to the state and free it; a new one may start wait rows later */
 static void
 FlushFront(FreqState *state, int64 wait)
 {
@@ -564,10 +564,8 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 		state->front_misses++;
 		slot->key = *fp;
 		slot->count = 1;
-		if (evicted.count == 0)
-			return;
-		fp = &evicted.key;
-		AddClass(state, fp, evicted.count);
+		if (evicted.count > 0)
+			AddClass(state, &evicted.key, evicted.count);
 		return;
 	}
 	AddClass(state, fp, 1);
