@@ -269,11 +269,13 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 void
 FreeClassArray(FreqState *state, FreqPartition *partition)
 {
+	Size		bytes = ArrayBytes(partition);
+
 	if (partition->classes != NULL)
 	{
 		if (state != NULL)
-			state->memory -= (double) ArrayBytes(partition);
-		munmap(partition->classes - partition->offset, ArrayBytes(partition));
+			state->memory -= (double) bytes;
+		munmap(partition->classes - partition->offset, bytes);
 	}
 	partition->classes = NULL;
 	partition->capacity = 0;
@@ -542,11 +544,18 @@ CompareCountedClasses(const void *a, const void *b)
 								 &((const CountedClass *) b)->key);
 }
 
+/* Bits of the buckets SortBuffer uses for n fingerprints (about four a bucket) */
+static inline int
+BucketBits(int64 n)
+{
+	return Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+}
+
 /* Bucket counts SortBuffer uses for n fingerprints */
 int64
 BucketsFor(int64 n)
 {
-	return INT64CONST(1) << Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+	return INT64CONST(1) << BucketBits(n);
 }
 
 /* Make the bucket sort's counter array hold at least needed counters */
@@ -576,7 +585,7 @@ EnsureBuckets(FreqState *state, int64 needed)
 CountedClass *
 SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 {
-	int			bits = Max(1, pg_leftmost_one_pos64((uint64) Max(n / 4, 1)));
+	int			bits = BucketBits(n);
 	int64		nbuckets = BucketsFor(n);
 	CountedClass *sorted;
 	int64	   *starts;

@@ -272,26 +272,9 @@ ReduceRuns(FreqState *state, FreqPartition *partition, int keep)
 	}
 }
 
-/* What a merge adds to the state's counters */
-typedef struct MergeCounts
-{
-	int64		classes;
-	int64		singletons;
-	int64		rows;
-} MergeCounts;
-
-/* Count a class of the run that is new to the array */
-static inline void
-CountNewClass(MergeCounts *added, const CountedClass *class)
-{
-	added->classes++;
-	added->singletons += (class->count == 1);
-	added->rows += class->count;
-}
-
 /* Count a class of the run that the array holds already (of size old_count) */
 static inline void
-CountGrownClass(MergeCounts *added, int64 old_count, const CountedClass *class)
+CountGrownClass(FreqCounts *added, int64 old_count, const CountedClass *class)
 {
 	added->singletons -= (old_count == 1);
 	added->rows += class->count;
@@ -304,7 +287,7 @@ CountGrownClass(MergeCounts *added, int64 old_count, const CountedClass *class)
  */
 static void
 MergeFromBack(FreqState *state, FreqPartition *partition, const CountedClass *run,
-			  int64 nrun, MergeCounts *added)
+			  int64 nrun, FreqCounts *added)
 {
 	int64		n = partition->nclasses;
 	CountedClass *classes;
@@ -325,7 +308,7 @@ MergeFromBack(FreqState *state, FreqPartition *partition, const CountedClass *ru
 			classes[w--] = classes[i--];
 		else if (c < 0)
 		{
-			CountNewClass(added, &run[j]);
+			CountClassInto(added, run[j].count);
 			classes[w--] = run[j--];
 		}
 		else
@@ -351,7 +334,7 @@ MergeFromBack(FreqState *state, FreqPartition *partition, const CountedClass *ru
  */
 static void
 MergeFromFront(FreqPartition *partition, const CountedClass *run, int64 nrun,
-			   MergeCounts *added)
+			   FreqCounts *added)
 {
 	const CountedClass *old = partition->classes;
 	CountedClass *base = partition->classes - partition->offset;
@@ -371,7 +354,7 @@ MergeFromFront(FreqPartition *partition, const CountedClass *run, int64 nrun,
 			base[w++] = old[i++];
 		else if (c > 0)
 		{
-			CountNewClass(added, &run[j]);
+			CountClassInto(added, run[j].count);
 			base[w++] = run[j++];
 		}
 		else
@@ -398,7 +381,7 @@ MergeFromFront(FreqPartition *partition, const CountedClass *run, int64 nrun,
 void
 MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, int64 nrun)
 {
-	MergeCounts added = {0, 0, 0};
+	FreqCounts	added = {0, 0, 0};
 
 	if (nrun == 0)
 		return;

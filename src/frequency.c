@@ -403,8 +403,8 @@ ProfileDatum(FunctionCallInfo fcinfo, const FreqCounts *counts, int64 smallest,
 			 int64 largest, Datum sizes, Datum class_counts)
 {
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {false};
+	Datum		values[8];
+	bool		nulls[8] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "a class profile must be of a composite type");
