@@ -21,7 +21,7 @@ extern void QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in,
  * Spread a key's bits over the fingerprint's high half, whose top bits the
  * frequency state's partitions and sort read: a uuid made by
  * uuid_generate_v1 or v7 varies in few bits.  The high half times an odd
- * number (its low bits carried upwards) xor a mix of the low half, which is
+ * number (its low bits carried upwards) plus a mix of the low half, which is
  * kept, so the map is a permutation; the two terms are computed side by side.
  */
 static inline void
