@@ -18,17 +18,17 @@ extern void QidSamplePermute(const QidSampleKey *key, const QidFingerprint *in,
 							 QidFingerprint *out);
 
 /*
- * Spread a key's bits over the fingerprint's high half, whose top bits the
- * frequency state's partitions and sort read: a uuid made by
- * uuid_generate_v1 or v7 varies in few bits.  The high half times an odd
- * number (its low bits carried upwards) plus a mix of the low half, which is
- * kept, so the map is a permutation; the two terms are computed side by side.
+ * Spread a key's bits over the fingerprint, by two rounds that each change
+ * one half by a mix of the other (a permutation): a uuid made by
+ * uuid_generate_v1 or v7 varies in few bits, and the frequency state's
+ * partitions and sort read the high half's top bits, which after the second
+ * round depend on all 128
  */
 static inline void
 QidKeyRemix(QidFingerprint *fp)
 {
-	fp->hi = (fp->hi * UINT64CONST(0x9e3779b97f4a7c15)) ^
-		QidMix64(fp->lo ^ UINT64CONST(0x243f6a8885a308d3));
+	fp->lo ^= QidMix64(fp->hi ^ UINT64CONST(0x243f6a8885a308d3));
+	fp->hi ^= QidMix64(fp->lo ^ UINT64CONST(0x13198a2e03707344));
 }
 
 #endif							/* HASHKEY_H */
