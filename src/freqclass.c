@@ -265,6 +265,38 @@ GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed)
 	state->memory += (double) (new_bytes - old_bytes);
 }
 
+/* Give back the whole 2 MB blocks of [start, end) (huge pages are not split) */
+static void
+ReleaseBlocks(uintptr_t start, uintptr_t end)
+{
+	const uintptr_t block = 2 * 1024 * 1024;
+
+	start = (start + block - 1) & ~(block - 1);
+	end &= ~(block - 1);
+#ifdef MADV_DONTNEED
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_DONTNEED);
+#endif
+}
+
+/*
+ * Give the kernel back the pages of a partition's mapping that hold no
+ * class: the free classes before the array (a merge from the back leaves
+ * them) and the room after it (a merge from the front leaves it).  They were
+ * written once; kept, they would stay resident while unused.  The mapping
+ * and the state's accounting keep them; a page written again is a new, zero
+ * page.
+ */
+void
+ReleaseFreeClasses(FreqPartition *partition)
+{
+	uintptr_t	base = (uintptr_t) (partition->classes - partition->offset);
+
+	ReleaseBlocks(base, (uintptr_t) partition->classes);
+	ReleaseBlocks((uintptr_t) (partition->classes + partition->nclasses),
+				  base + ArrayBytes(partition));
+}
+
 /* Unmap a partition's class array (its classes are gone or elsewhere) */
 void
 FreeClassArray(FreqState *state, FreqPartition *partition)

@@ -336,6 +336,7 @@ extern Size MappedBytes(int64 capacity) FREQ_PRIVATE;
 extern MappedCopy *MapCopy(MemoryContext context, Size bytes) FREQ_PRIVATE;
 extern void CloseEncodedFile(void *arg) FREQ_PRIVATE;
 extern void ReleaseEncoded(FreqState *state) FREQ_PRIVATE;
+extern void ReleaseFreeClasses(FreqPartition *partition) FREQ_PRIVATE;
 extern void GrowClassArray(FreqState *state, FreqPartition *partition, int64 needed) FREQ_PRIVATE;
 extern void FreeClassArray(FreqState *state, FreqPartition *partition) FREQ_PRIVATE;
 extern Size ArrayBytes(const FreqPartition *partition) FREQ_PRIVATE;

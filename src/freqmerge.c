@@ -396,6 +396,7 @@ MergeRun(FreqState *state, FreqPartition *partition, const CountedClass *run, in
 	state->classes += added.classes;
 	state->singletons += added.singletons;
 	state->rows += added.rows;
+	ReleaseFreeClasses(partition);
 }
 
 /* Keep a file taken over from another state, to close it with ours */
