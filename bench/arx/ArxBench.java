@@ -171,6 +171,19 @@ public final class ArxBench {
 		double ms;
 	}
 
+	/* the nodes ARX's search checked (evaluated), as its result's lattice marks them */
+	static int checkedNodes(ARXResult res) {
+		int n = 0;
+		for (ARXNode[] level : res.getLattice().getLevels()) {
+			for (ARXNode node : level) {
+				if (node.isChecked()) {
+					n++;
+				}
+			}
+		}
+		return n;
+	}
+
 	static Run anonymize(Data data, ARXConfiguration config) throws IOException {
 		data.getHandle().release();
 		Run run = new Run();
@@ -456,8 +469,9 @@ public final class ArxBench {
 			} else {
 				int[] lv = levels(opt, QID);
 				int sup = suppressed(res, opt, false);
-				line = String.format("%-6s %s: optimum %s loss %s suppressed %d; ARX median %.1f ms [%s]", c.name,
-					c.describe(), pgArray(lv), value(opt.getHighestScore()), sup, median(c.arxMs), times(c.arxMs));
+				line = String.format("%-6s %s: optimum %s loss %s suppressed %d; ARX checked %d nodes; ARX median %.1f ms [%s]",
+					c.name, c.describe(), pgArray(lv), value(opt.getHighestScore()), sup, checkedNodes(res),
+					median(c.arxMs), times(c.arxMs));
 				optima.printf("%s,%d,%s,%d,%s,%s,%s,\"%s\",%s,%d%n", c.name, c.k, c.suppression, c.l, c.metric, c.gs,
 					c.weighted ? "age=2" : "", pgArray(lv), value(opt.getHighestScore()), sup);
 			}
