@@ -19,7 +19,7 @@
 #   (geometric mean, ARX's default) for gs-factor 0.5 (ARX's default), 0 and 1,
 #   with weights age 2 / others 1, and with ARX's discernibility.  Prints each
 #   optimum (levels in the QID order above), ARX's value of it, its suppressed
-#   rows and the median of $BENCH_RUNS (default 5) timed runs after one warm-up
+#   rows, the nodes ARX checked and the median of $BENCH_RUNS (default 5) timed runs after one warm-up
 #   (data loaded beforehand, one JVM, the cases and qid_lattice interleaved).
 #   qid_lattice runs in the same rounds through a psql co-process on the server
 #   in PGHOST/PGPORT/PGUSER (database $BENCH_DB, default "bench", where the
