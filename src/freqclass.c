@@ -5,7 +5,8 @@
  * A partition keeps its classes as one array sorted by fingerprint, 24 bytes
  * a class (CountedClass).  This file owns those arrays: growing them in
  * place within the state's budget (qidrisk.max_state_memory), the anonymous
- * mappings that hold large ones, the budget's errors, and sorting a buffer of
+ * mappings that hold large ones (and giving back their pages that hold no
+ * class), the budget's errors, and sorting a buffer of
  * classes into the state's scratch array (SortBuffer).  It also owns the
  * reading side of everything sorted: the ascending encoding's decoder, and
  * the chunked readers (MergeSource) through which a merge reads an array, a
