@@ -438,6 +438,13 @@ LevelCode(const LatColumn *col, int level, int32 row)
 	return level == 0 ? code0 : col->map[level][code0];
 }
 
+/* One column's level-0 code from a packed word (PackRow's inverse) */
+static inline int32
+UnpackCode(uint64 code, int shift, uint64 mask)
+{
+	return (int32) ((code >> shift) & mask);
+}
+
 /* A row's level-0 codes in one word */
 static inline uint64
 PackRow(const Lattice *lat, const int32 *row)
@@ -462,7 +469,7 @@ ItemRow(const Lattice *lat, const NodeItems *s, int32 x, int32 *buf)
 	if (s->code == NULL)
 		return lat->rowcodes + (Size) s->rep[x] * lat->ncolumns;
 	for (int c = 0; c < lat->ncolumns; c++)
-		buf[c] = (int32) ((s->code[x] >> lat->pack_shift[c]) & lat->pack_mask[c]);
+		buf[c] = UnpackCode(s->code[x], lat->pack_shift[c], lat->pack_mask[c]);
 	return buf;
 }
 

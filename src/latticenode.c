@@ -157,17 +157,19 @@ typedef struct SplitFields
 	uint64	   *mask;
 } SplitFields;
 
+/* The split columns' fields (only with a packed layout, lat->pack_shift) */
 static SplitFields *
 NewSplitFields(const Lattice *lat, int nsplit)
 {
 	SplitFields *f = palloc(sizeof(SplitFields));
 
+	Assert(lat->pack_shift != NULL);
 	f->shift = palloc(sizeof(int) * Max(nsplit, 1));
 	f->mask = palloc(sizeof(uint64) * Max(nsplit, 1));
 	for (int j = 0; j < nsplit; j++)
 	{
-		f->shift[j] = lat->pack_shift != NULL ? lat->pack_shift[lat->split[j]] : 0;
-		f->mask[j] = lat->pack_shift != NULL ? lat->pack_mask[lat->split[j]] : 0;
+		f->shift[j] = lat->pack_shift[lat->split[j]];
+		f->mask[j] = lat->pack_mask[lat->split[j]];
 	}
 	return f;
 }
@@ -187,7 +189,7 @@ PackedKey(uint64 code, int nsplit, const uint64 *const *part, const int *shift, 
 	uint64		key = 0;
 
 	for (int j = 0; j < nsplit; j++)
-		key += part[j][(code >> shift[j]) & mask[j]];
+		key += part[j][UnpackCode(code, shift[j], mask[j])];
 	return key;
 }
 
@@ -540,7 +542,7 @@ SplitColumns(Lattice *lat, const NodeItems *base, int32 m, int nsplit,
 			CHECK_FOR_INTERRUPTS();
 			for (int32 x = 0; x < m; x++)
 			{
-				int32		code0 = (int32) ((base->code[x] >> f->shift[j]) & f->mask[j]);
+				int32		code0 = UnpackCode(base->code[x], f->shift[j], f->mask[j]);
 
 				keys[x] = map ? map[code0] : code0;
 			}
