@@ -23,6 +23,236 @@ Anonymous(const Lattice *lat, int64 node)
 	return lat->suppressed[slot] <= lat->max_suppressed_rows && !lat->blocked[slot];
 }
 
+/* A node's loss under the chosen metric (only for evaluated nodes) */
+static double
+NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
+{
+	double		n = (double) lat->nrows;
+	int64		slot = NodeSlot(lat, node);
+	double		s = (double) lat->suppressed[slot];
+
+	switch (metric)
+	{
+		case METRIC_HEIGHT:
+			{
+				int			h = 0;
+
+				for (int i = 0; i < lat->ncolumns; i++)
+					h += levels[i];
+				return h;
+			}
+		case METRIC_PRECISION:
+			{
+				double		frac = 0;
+
+				if (lat->nrows == 0)
+					return 0;
+				for (int i = 0; i < lat->ncolumns; i++)
+					if (lat->columns[i].height > 0)
+						frac += (double) levels[i] / lat->columns[i].height;
+				return ((n - s) * frac + s * lat->ncolumns) / (n * lat->ncolumns);
+			}
+		case METRIC_DISCERNIBILITY:
+			return lat->discernibility[slot];
+		case METRIC_ENTROPY:
+			return lat->entropy[slot];
+		case METRIC_SUPPRESSED:
+			return lat->nrows == 0 ? 0 : s / n;
+		case METRIC_LOSS:
+			return lat->loss[slot];
+	}
+	return 0;
+}
+
+/*
+ * A lower bound of the loss of a node and of every node above it, from its
+ * levels (and, for discernibility, its classes): what the metric charges
+ * without suppression.  A suppressed row costs at least what generalization
+ * would (a whole row's precision, rows in discernibility, its value's share
+ * of all rows in entropy), and generalizing further only raises that part.
+ */
+static double
+NodeBound(const Lattice *lat, Metric metric, const int32 *levels, double dm_all)
+{
+	double		n = (double) lat->nrows;
+	double		bound = 0;
+
+	switch (metric)
+	{
+		case METRIC_HEIGHT:
+			for (int i = 0; i < lat->ncolumns; i++)
+				bound += levels[i];
+			break;
+		case METRIC_PRECISION:
+			if (lat->nrows == 0)
+				break;
+			for (int i = 0; i < lat->ncolumns; i++)
+				if (lat->columns[i].height > 0)
+					bound += (double) levels[i] / lat->columns[i].height;
+			/* NodeLoss's expression with no row suppressed, rounded alike */
+			bound = ((n - 0) * bound + 0 * lat->ncolumns) / (n * lat->ncolumns);
+			break;
+		case METRIC_DISCERNIBILITY:
+			bound = dm_all;
+			break;
+		case METRIC_ENTROPY:
+			for (int c = 0; c < lat->ncolumns; c++)
+				bound += lat->columns[c].entropy[levels[c]];
+			break;
+		case METRIC_SUPPRESSED:
+			break;
+		case METRIC_LOSS:
+			bound = LossValue(lat, levels, 0, NULL);
+			break;
+	}
+	return bound;
+}
+
+/* Heuristic search: slots by loss, then height, then node (the exact search's order of the best) */
+static int
+SlotOrder(const Lattice *lat, int32 x, int32 y)
+{
+	if (lat->slot_loss[x] != lat->slot_loss[y])
+		return lat->slot_loss[x] < lat->slot_loss[y] ? -1 : 1;
+	if (lat->slot_height[x] != lat->slot_height[y])
+		return lat->slot_height[x] < lat->slot_height[y] ? -1 : 1;
+	if (lat->slot_node[x] != lat->slot_node[y])
+		return lat->slot_node[x] < lat->slot_node[y] ? -1 : 1;
+	return 0;
+}
+
+/* The heap keeps its greatest element first: the least slot in SlotOrder */
+static int
+CompareSlots(Datum a, Datum b, void *arg)
+{
+	return -SlotOrder((const Lattice *) arg, DatumGetInt32(a), DatumGetInt32(b));
+}
+
+/*
+ * Whether a bound rules out the best loss: it exceeds it by more than a
+ * relative 1e-9 for rounding, so that ties, which the order of the best
+ * decides, are still reached
+ */
+static inline bool
+BeyondBest(double bound, double best_loss)
+{
+	return bound > best_loss + fabs(best_loss) * 1e-9;
+}
+
+/* An evaluated node whose bound did not rule it out when it was evaluated */
+typedef struct PruneCandidate
+{
+	int64		node;
+	double		bound;
+} PruneCandidate;
+
+/* Mark a node and every node above it pruned (a pruned node's are already) */
+static void
+PruneAbove(Lattice *lat, int64 node)
+{
+	int64	   *queue = lat->queue;
+	int64		head = 0;
+	int64		tail = 0;
+
+	if (lat->pruned[node])
+		return;
+	lat->pruned[node] = true;
+	queue[tail++] = node;
+	while (head < tail)
+	{
+		int64		n = queue[head++];
+
+		if ((head & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < lat->ncolumns; i++)
+		{
+			int64		next = n + lat->stride[i];
+
+			if ((n / lat->stride[i]) % (lat->columns[i].height + 1) == lat->columns[i].height ||
+				lat->pruned[next])
+				continue;
+			lat->pruned[next] = true;
+			queue[tail++] = next;
+		}
+	}
+}
+
+/*
+ * Whether evaluate => 'best' skips a node: it is pruned, or the bound of
+ * its levels alone rules it out (then it and the nodes above are pruned)
+ */
+static bool
+Pruned(Lattice *lat, int64 node)
+{
+	if (lat->pruned == NULL)
+		return false;
+	if (lat->pruned[node])
+		return true;
+	if (!lat->has_best || lat->metric == METRIC_DISCERNIBILITY)
+		return false;
+	NodeLevels(lat, node, lat->bound_levels);
+	if (!BeyondBest(NodeBound(lat, lat->metric, lat->bound_levels, 0), lat->best_loss))
+		return false;
+	PruneAbove(lat, node);
+	return true;
+}
+
+/*
+ * evaluate => 'best', after a node is evaluated: a better best prunes above
+ * the candidates its loss now rules out; the node prunes above itself when
+ * its bound (with its classes) rules it out, else becomes a candidate
+ */
+static void
+NoteEvaluated(Lattice *lat, int64 node)
+{
+	double		bound;
+
+	NodeLevels(lat, node, lat->bound_levels);
+	bound = NodeBound(lat, lat->metric, lat->bound_levels, lat->dm_all);
+	if (Anonymous(lat, node))
+	{
+		double		loss = NodeLoss(lat, node, lat->metric, lat->bound_levels);
+
+		if (!lat->has_best || loss < lat->best_loss)
+		{
+			int64		kept = 0;
+
+			lat->has_best = true;
+			lat->best_loss = loss;
+			for (int64 c = 0; c < lat->ncandidates; c++)
+			{
+				if (BeyondBest(lat->candidates[c].bound, loss))
+					PruneAbove(lat, lat->candidates[c].node);
+				else if (!lat->pruned[lat->candidates[c].node])
+					lat->candidates[kept++] = lat->candidates[c];
+			}
+			lat->ncandidates = kept;
+		}
+	}
+	if (lat->has_best && BeyondBest(bound, lat->best_loss))
+	{
+		PruneAbove(lat, node);
+		return;
+	}
+	if (lat->ncandidates == lat->candidates_capacity)
+	{
+		/* each node is a candidate at most once */
+		lat->candidates_capacity = Min(2 * lat->candidates_capacity, lat->nnodes);
+		lat->candidates = repalloc_huge(lat->candidates, sizeof(PruneCandidate) * lat->candidates_capacity);
+	}
+	lat->candidates[lat->ncandidates].node = node;
+	lat->candidates[lat->ncandidates++].bound = bound;
+}
+
+/* Evaluate a node and, with evaluate => 'best', note its bound and loss */
+static void
+EvaluateExact(Lattice *lat, int64 node)
+{
+	EvaluateNode(lat, node);
+	if (lat->pruned != NULL)
+		NoteEvaluated(lat, node);
+}
+
 /* Tag a node and, by monotonicity, every node above (anonymous) or below it */
 static void
 TagClosure(Lattice *lat, int64 node, uint8 tag)
@@ -76,7 +306,7 @@ CheckNode(Lattice *lat, int64 node)
 
 	if (lat->tag[node] != TAG_UNKNOWN)
 		return lat->tag[node] == TAG_ANONYMOUS;
-	EvaluateNode(lat, node);
+	EvaluateExact(lat, node);
 	anonymous = Anonymous(lat, node);
 	TagClosure(lat, node, anonymous ? TAG_ANONYMOUS : TAG_NOT_ANONYMOUS);
 	return anonymous;
@@ -88,10 +318,10 @@ CheckNode(Lattice *lat, int64 node)
  * values at its level (the first of those tied).  Flash orders successors by
  * a heuristic (Kohlmayer et al. 2012); this one checked about a third fewer
  * nodes that are not anonymous than taking the first column did, over 120
- * cases on UCI Adult, with the same tags.
+ * cases on UCI Adult, with the same tags.  A pruned successor is not climbed.
  */
 static int
-PathStep(const Lattice *lat, int64 n)
+PathStep(Lattice *lat, int64 n)
 {
 	int			column = -1;
 	int32		fewest = 0;
@@ -102,7 +332,7 @@ PathStep(const Lattice *lat, int64 n)
 		int64		level = (n / lat->stride[i]) % (col->height + 1);
 
 		if (level < col->height && lat->tag[n + lat->stride[i]] == TAG_UNKNOWN &&
-			(column < 0 || col->ndist[level] < fewest))
+			(column < 0 || col->ndist[level] < fewest) && !Pruned(lat, n + lat->stride[i]))
 		{
 			column = i;
 			fewest = col->ndist[level];
@@ -125,7 +355,7 @@ ClassifyFlash(Lattice *lat, const int64 *order)
 		int64		high;
 		int64		n = start;
 
-		if (lat->tag[start] != TAG_UNKNOWN)
+		if (lat->tag[start] != TAG_UNKNOWN || Pruned(lat, start))
 			continue;
 		/* the path: up through untagged nodes */
 		for (;;)
@@ -182,125 +412,11 @@ NodesByHeight(Lattice *lat)
 	return order;
 }
 
-/* A node's loss under the chosen metric (only for evaluated nodes) */
-static double
-NodeLoss(const Lattice *lat, int64 node, Metric metric, int32 *levels)
-{
-	double		n = (double) lat->nrows;
-	int64		slot = NodeSlot(lat, node);
-	double		s = (double) lat->suppressed[slot];
-
-	switch (metric)
-	{
-		case METRIC_HEIGHT:
-			{
-				int			h = 0;
-
-				for (int i = 0; i < lat->ncolumns; i++)
-					h += levels[i];
-				return h;
-			}
-		case METRIC_PRECISION:
-			{
-				double		frac = 0;
-
-				if (lat->nrows == 0)
-					return 0;
-				for (int i = 0; i < lat->ncolumns; i++)
-					if (lat->columns[i].height > 0)
-						frac += (double) levels[i] / lat->columns[i].height;
-				return ((n - s) * frac + s * lat->ncolumns) / (n * lat->ncolumns);
-			}
-		case METRIC_DISCERNIBILITY:
-			return lat->discernibility[slot];
-		case METRIC_ENTROPY:
-			return lat->entropy[slot];
-		case METRIC_SUPPRESSED:
-			return lat->nrows == 0 ? 0 : s / n;
-		case METRIC_LOSS:
-			return lat->loss[slot];
-	}
-	return 0;
-}
-
-/*
- * A lower bound of the loss of a node and of every node above it, from its
- * levels (and, for discernibility, its classes): what the metric charges
- * without suppression.  A suppressed row costs at least what generalization
- * would (a whole row's precision, rows in discernibility, its value's share
- * of all rows in entropy), and generalizing further only raises that part.
- */
-static double
-NodeBound(const Lattice *lat, Metric metric, const int32 *levels)
-{
-	double		n = (double) lat->nrows;
-	double		bound = 0;
-
-	switch (metric)
-	{
-		case METRIC_HEIGHT:
-			for (int i = 0; i < lat->ncolumns; i++)
-				bound += levels[i];
-			break;
-		case METRIC_PRECISION:
-			if (lat->nrows == 0)
-				break;
-			for (int i = 0; i < lat->ncolumns; i++)
-				if (lat->columns[i].height > 0)
-					bound += (double) levels[i] / lat->columns[i].height;
-			/* NodeLoss's expression with no row suppressed, rounded alike */
-			bound = ((n - 0) * bound + 0 * lat->ncolumns) / (n * lat->ncolumns);
-			break;
-		case METRIC_DISCERNIBILITY:
-			bound = lat->dm_all;
-			break;
-		case METRIC_ENTROPY:
-			for (int c = 0; c < lat->ncolumns; c++)
-				bound += lat->columns[c].entropy[levels[c]];
-			break;
-		case METRIC_SUPPRESSED:
-			break;
-		case METRIC_LOSS:
-			bound = LossValue(lat, levels, 0, NULL);
-			break;
-	}
-	return bound;
-}
-
-/* Heuristic search: slots by loss, then height, then node (the exact search's order of the best) */
-static int
-SlotOrder(const Lattice *lat, int32 x, int32 y)
-{
-	if (lat->slot_loss[x] != lat->slot_loss[y])
-		return lat->slot_loss[x] < lat->slot_loss[y] ? -1 : 1;
-	if (lat->slot_height[x] != lat->slot_height[y])
-		return lat->slot_height[x] < lat->slot_height[y] ? -1 : 1;
-	if (lat->slot_node[x] != lat->slot_node[y])
-		return lat->slot_node[x] < lat->slot_node[y] ? -1 : 1;
-	return 0;
-}
-
-/* The heap keeps its greatest element first: the least slot in SlotOrder */
-static int
-CompareSlots(Datum a, Datum b, void *arg)
-{
-	return -SlotOrder((const Lattice *) arg, DatumGetInt32(a), DatumGetInt32(b));
-}
-
-/*
- * Whether no node at or above a slot can beat the best found: its bound
- * exceeds the best loss (with a relative 1e-9 for rounding, so that ties,
- * which the order of the best decides, are still reached)
- */
+/* Whether no node at or above a slot can beat the best found */
 static bool
 SlotPruned(const Lattice *lat, int32 slot, int32 best)
 {
-	double		b;
-
-	if (best < 0)
-		return false;
-	b = lat->slot_loss[best];
-	return lat->slot_bound[slot] > b + fabs(b) * 1e-9;
+	return best >= 0 && BeyondBest(lat->slot_bound[slot], lat->slot_loss[best]);
 }
 
 /* Heuristic search: a node's slot, evaluating it first when new; -1 once the budget is spent */
@@ -321,7 +437,7 @@ SearchCheck(Lattice *lat, binaryheap *heap, int64 node, int32 *best)
 		height += lat->levels[i];
 	lat->slot_height[slot] = height;
 	lat->slot_loss[slot] = NodeLoss(lat, node, lat->metric, lat->levels);
-	lat->slot_bound[slot] = NodeBound(lat, lat->metric, lat->levels);
+	lat->slot_bound[slot] = NodeBound(lat, lat->metric, lat->levels, lat->dm_all);
 	lat->expanded[slot] = false;
 	if (Anonymous(lat, node) && (*best < 0 || SlotOrder(lat, (int32) slot, *best) < 0))
 		*best = (int32) slot;
@@ -518,6 +634,14 @@ AllocateNodeArrays(Lattice *lat, MemoryContext work, int64 nslots)
 	{
 		lat->tag = palloc0(lat->nnodes);
 		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
+		if (lat->evaluate == EVALUATE_BEST)
+		{
+			lat->pruned = MemoryContextAllocExtended(work, sizeof(bool) * lat->nnodes,
+													 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			lat->candidates_capacity = Min(lat->nnodes, 64);
+			lat->candidates = palloc(sizeof(PruneCandidate) * lat->candidates_capacity);
+			lat->bound_levels = palloc(sizeof(int32) * Max(lat->ncolumns, 1));
+		}
 	}
 	else
 	{
@@ -598,7 +722,8 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 	max_distinct = Max(max_distinct, lat->nsens);
 	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 8 +
 		(double) nslots * (lat->search == SEARCH_HEURISTIC ? HEURISTIC_SLOT_BYTES :
-						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32)) +
+						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32) +
+						   (lat->evaluate == EVALUATE_BEST ? sizeof(bool) + sizeof(PruneCandidate) : 0)) +
 		3.0 * max_distinct * sizeof(int32) +
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
 	if (lat->has_average_risk || lat->has_pu)
@@ -687,12 +812,12 @@ ClassifyExact(Lattice *lat)
 	{
 		int64		n = order[o];
 
-		if (lat->evaluated[n])
+		if (lat->evaluated[n] || Pruned(lat, n))
 			continue;
 		if (!lat->monotone || lat->evaluate == EVALUATE_ALL ||
-			(lat->evaluate == EVALUATE_ANONYMOUS && lat->tag[n] == TAG_ANONYMOUS))
+			(lat->evaluate != EVALUATE_TAGGED && lat->tag[n] == TAG_ANONYMOUS))
 		{
-			EvaluateNode(lat, n);
+			EvaluateExact(lat, n);
 			if (!lat->monotone)
 				lat->tag[n] = Anonymous(lat, n) ? TAG_ANONYMOUS : TAG_NOT_ANONYMOUS;
 			else if ((lat->tag[n] == TAG_ANONYMOUS) != Anonymous(lat, n))
@@ -708,7 +833,8 @@ ClassifyExact(Lattice *lat)
 			int64		n = order[o];
 			double		loss;
 
-			if (lat->tag[n] != TAG_ANONYMOUS)
+			/* with evaluate => 'best' an anonymous node may go unevaluated */
+			if (lat->tag[n] != TAG_ANONYMOUS || !lat->evaluated[n])
 				continue;
 			NodeLevels(lat, n, lat->levels);
 			loss = NodeLoss(lat, n, lat->metric, lat->levels);
@@ -735,6 +861,7 @@ ExactRows(Lattice *lat, ReturnSetInfo *rsinfo, int64 best)
 		Datum	   *lv = palloc(sizeof(Datum) * nelems);
 		bool		anonymous = lat->tag[n] == TAG_ANONYMOUS;
 		bool		minimal = anonymous;
+		bool		below_unknown = false;
 		int			height = 0;
 
 		if ((n & 0x3FF) == 0)
@@ -744,12 +871,19 @@ ExactRows(Lattice *lat, ReturnSetInfo *rsinfo, int64 best)
 		{
 			lv[i] = Int32GetDatum(lat->levels[i]);
 			height += lat->levels[i];
-			if (minimal && lat->levels[i] > 0 && lat->tag[n - lat->stride[i]] == TAG_ANONYMOUS)
+			if (lat->levels[i] == 0)
+				continue;
+			if (lat->tag[n - lat->stride[i]] == TAG_ANONYMOUS)
 				minimal = false;
+			else if (lat->tag[n - lat->stride[i]] == TAG_UNKNOWN)
+				below_unknown = true;
 		}
 		values[0] = PointerGetDatum(construct_array(lv, nelems, INT4OID, 4, true, TYPALIGN_INT));
+		/* evaluate => 'best' leaves pruned nodes unclassified */
 		values[1] = BoolGetDatum(anonymous);
+		nulls[1] = lat->tag[n] == TAG_UNKNOWN;
 		values[2] = BoolGetDatum(minimal);
+		nulls[2] = nulls[1] || (minimal && below_unknown);
 		values[3] = BoolGetDatum(lat->evaluated[n]);
 		values[6] = Int32GetDatum(height);
 		if (lat->evaluated[n])

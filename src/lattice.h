@@ -138,7 +138,8 @@ typedef enum Evaluate
 {
 	EVALUATE_TAGGED,
 	EVALUATE_ANONYMOUS,
-	EVALUATE_ALL
+	EVALUATE_ALL,
+	EVALUATE_BEST
 } Evaluate;
 
 typedef enum Search
@@ -359,6 +360,18 @@ typedef struct Lattice
 	double	   *loss;			/* the loss metric */
 	int64		nevaluated;
 	double		dm_all;			/* the last evaluated node's sum of squared class sizes, all classes */
+	/*
+	 * evaluate => 'best': nodes no better than the best found are skipped
+	 * (per node, upward closed), the least loss of an anonymous evaluated
+	 * node, and the evaluated nodes whose bound may yet exceed it
+	 */
+	bool	   *pruned;
+	bool		has_best;
+	double		best_loss;
+	struct PruneCandidate *candidates;
+	int64		ncandidates;
+	int64		candidates_capacity;
+	int32	   *bound_levels;	/* a node's levels while its bound is taken */
 	double		log2rows;		/* log2 of the rows, which each suppressed class needs */
 	/*
 	 * Heuristic search: the per-node arrays above hold evaluated nodes only,

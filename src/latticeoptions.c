@@ -447,7 +447,7 @@ ParseModels(Lattice *lat, FunctionCallInfo fcinfo, double *max_suppressed, char 
 	static const char *const l_models[] = {"distinct", "entropy", "recursive"};
 	static const char *const distances[] = {"equal", "ordered"};
 	static const char *const metrics[] = {"height", "precision", "discernibility", "entropy", "suppressed", "loss"};
-	static const char *const evaluates[] = {"tagged", "anonymous", "all"};
+	static const char *const evaluates[] = {"tagged", "anonymous", "all", "best"};
 	static const char *const searches[] = {"exact", "heuristic"};
 
 	for (int i = 0; i < PG_NARGS(); i++)
@@ -500,7 +500,7 @@ ParseModels(Lattice *lat, FunctionCallInfo fcinfo, double *max_suppressed, char 
 	}
 	lat->ordered = ParseOption(PG_GETARG_TEXT_PP(10), "t_distance", distances, 2, lat->funcname) == 1;
 	lat->metric = (Metric) ParseOption(PG_GETARG_TEXT_PP(11), "metric", metrics, 6, lat->funcname);
-	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 3, lat->funcname);
+	lat->evaluate = (Evaluate) ParseOption(PG_GETARG_TEXT_PP(12), "evaluate", evaluates, 4, lat->funcname);
 	/* a 1.0.0 declaration, before ALTER EXTENSION UPDATE, passes no search */
 	if (PG_NARGS() > 13)
 		lat->search = (Search) ParseOption(PG_GETARG_TEXT_PP(13), "search", searches, 2, lat->funcname);

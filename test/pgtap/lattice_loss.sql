@@ -19,7 +19,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(4 + 15 + 3 * 4 + 2);
+SELECT plan(4 + 15 + 15 + 3 * 4 + 3 * 4 + 2);
 
 -- a schema of its own, so that an adult table elsewhere in the database does not matter
 CREATE SCHEMA lattice_loss;
@@ -68,6 +68,32 @@ FROM arx_optima o, adult_h,
 						 						 -- ARX's run weighs age 2 and the others 1; a column left out weighs 0.5
 						 weights => CASE WHEN o.weights = 'age=2' THEN '{"age": 1}'::jsonb END) q
 WHERE q.best
+ORDER BY o.name;
+
+-- 2b. evaluate => 'best' skips nodes its bounds rule out: the same best node as
+-- the default, with ARX's value, after fewer evaluations (as many with
+-- gs_factor 1, where generalizing costs nothing and no bound rules a node out)
+SELECT ok(b.levels = d.levels AND b.loss = d.loss AND abs(b.loss - o.loss) <= 1e-12 * abs(o.loss)
+		  AND CASE WHEN o.gs_factor = 1 AND o.metric = 'loss' THEN b.evaluated_nodes = d.evaluated_nodes
+				   ELSE b.evaluated_nodes < d.evaluated_nodes END,
+		  format('evaluate best: ARX optimum %s, %s nodes evaluated (default %s)', o.name, b.evaluated_nodes, d.evaluated_nodes))
+FROM arx_optima o, adult_h,
+	 LATERAL (SELECT q.levels, q.loss, q.best, count(*) FILTER (WHERE q.evaluated) OVER () AS evaluated_nodes
+			  FROM qid_lattice('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
+							   adult_h.h, o.k, o.suppression,
+							   CASE WHEN o.l_income > 1 THEN 'income' END, o.l_income,
+							   metric => o.metric,
+							   gs_factor => CASE WHEN o.metric = 'loss' THEN o.gs_factor ELSE 0.5 END,
+							   weights => CASE WHEN o.weights = 'age=2' THEN '{"age": 1}'::jsonb END,
+							   evaluate => 'best') q) AS b(levels, loss, best, evaluated_nodes),
+	 LATERAL (SELECT q.levels, q.loss, q.best, count(*) FILTER (WHERE q.evaluated) OVER ()
+			  FROM qid_lattice('adult', '{age,workclass,education,marital_status,occupation,race,sex,native_country}',
+							   adult_h.h, o.k, o.suppression,
+							   CASE WHEN o.l_income > 1 THEN 'income' END, o.l_income,
+							   metric => o.metric,
+							   gs_factor => CASE WHEN o.metric = 'loss' THEN o.gs_factor ELSE 0.5 END,
+							   weights => CASE WHEN o.weights = 'age=2' THEN '{"age": 1}'::jsonb END) q) AS d(levels, loss, best, evaluated_nodes)
+WHERE b.best AND d.best
 ORDER BY o.name;
 
 -- 3. random tables: the formula spelled out in SQL over the generalized rows
@@ -139,6 +165,18 @@ SELECT is((SELECT count(*) FROM qid_lattice('t_p' || i, '{a,b,c}', pg_temp.hiera
 		   WHERE abs(q.loss - pg_temp.ref_loss('p' || i, ARRAY[1 + i % 3, i % 2 * 2, 2], q.levels, 2, gs, w))
 				 > 1e-12 * greatest(abs(q.loss), 1e-300)),
 		  0::bigint, format('random table %s, gs_factor %s, weights %s: every node''s loss equals the SQL formula', i, gs, w))
+FROM generate_series(1, 3) i,
+	 (VALUES (0.5::float8, '{1,1,1}'::float8[]), (0.0, '{1,1,1}'), (0.8, '{3,1,0}'), (0.25, '{1,2,2}')) AS c(gs, w)
+ORDER BY i, gs;
+
+-- 3b. evaluate => 'best' on them: the best node of 'all' (whose every loss 3 checks)
+SELECT is((SELECT levels FROM qid_lattice('t_p' || i, '{a,b,c}', pg_temp.hierarchies('p' || i, ARRAY[1 + i % 3, i % 2 * 2, 2]),
+										  2, 0.3, evaluate => 'best', metric => 'loss', gs_factor => gs,
+										  weights => jsonb_build_object('a', w[1], 'b', w[2], 'c', w[3])) WHERE best),
+		  (SELECT levels FROM qid_lattice('t_p' || i, '{a,b,c}', pg_temp.hierarchies('p' || i, ARRAY[1 + i % 3, i % 2 * 2, 2]),
+										  2, 0.3, evaluate => 'all', metric => 'loss', gs_factor => gs,
+										  weights => jsonb_build_object('a', w[1], 'b', w[2], 'c', w[3])) WHERE best),
+		  format('random table %s, gs_factor %s, weights %s: evaluate best finds the best node', i, gs, w))
 FROM generate_series(1, 3) i,
 	 (VALUES (0.5::float8, '{1,1,1}'::float8[]), (0.0, '{1,1,1}'), (0.8, '{3,1,0}'), (0.25, '{1,2,2}')) AS c(gs, w)
 ORDER BY i, gs;

@@ -7,7 +7,9 @@
 -- within a relative 1e-9); with and without
 -- suppression, with distinct, entropy and recursive l-diversity and
 -- t-closeness (equal and ordered distance); for every evaluation mode
--- (tagged, anonymous, all).
+-- (tagged, anonymous, all, best: there the nodes it classifies must match,
+-- and every anonymous node whose loss ties the best's or beats it must have
+-- been evaluated).
 \set ON_ERROR_STOP 1
 \set QUIET 1
 SET client_min_messages = warning;
@@ -18,7 +20,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(57);
+SELECT plan(70);
 
 \ir lattice_cases.psql
 
@@ -169,11 +171,14 @@ BEGIN
 	SELECT count(*) INTO bad
 	FROM ref FULL JOIN got ON got.levels = ref.lv
 	WHERE got.levels IS NULL OR ref.lv IS NULL
-	   OR got.anonymous IS DISTINCT FROM ref.anonymous
-	   OR got.minimal IS DISTINCT FROM (ref.anonymous AND NOT EXISTS (
+	   OR (got.anonymous IS DISTINCT FROM ref.anonymous AND NOT (mode = 'best' AND got.anonymous IS NULL))
+	   OR (got.minimal IS DISTINCT FROM (ref.anonymous AND NOT EXISTS (
 			SELECT FROM ref p WHERE p.anonymous AND
 				(SELECT sum(ref.lv[i] - p.lv[i]) FROM generate_series(1, 3) i) = 1 AND
 				(SELECT bool_and(p.lv[i] <= ref.lv[i]) FROM generate_series(1, 3) i)))
+		   AND NOT (mode = 'best' AND got.minimal IS NULL))
+	   OR (got.minimal IS NULL AND (mode <> 'best' OR got.anonymous IS FALSE))
+	   OR (got.evaluated AND got.anonymous IS NULL)
 	   OR (got.evaluated AND (got.rows_suppressed = ref.suppressed AND got.classes = ref.classes
 							  AND got.discernibility = ref.dm
 							  AND pg_temp.near(got.precision_loss, ref.prec)
@@ -185,7 +190,7 @@ BEGIN
 	   OR got.evaluated IS NULL
 	   OR (mode = 'all' AND NOT got.evaluated)
 	   OR (mode = 'anonymous' AND got.anonymous AND NOT got.evaluated)
-	   OR (NOT monotone AND NOT got.evaluated)
+	   OR (NOT monotone AND NOT got.evaluated AND mode <> 'best')
 	   OR got.height IS DISTINCT FROM ref.height;
 	CREATE TEMP TABLE ref_loss ON COMMIT DROP AS
 	SELECT m.metric, ref.lv, ref.height, ref.anonymous,
@@ -206,7 +211,10 @@ BEGIN
 	SELECT count(*) INTO bad_metric
 	FROM ref_loss r FULL JOIN got_loss g ON g.metric = r.metric AND g.levels = r.lv
 	LEFT JOIN ref_best b ON b.metric = r.metric
+	LEFT JOIN ref_loss bl ON bl.metric = b.metric AND bl.lv = b.lv
 	WHERE g.levels IS NULL OR r.lv IS NULL
+	   -- evaluate => 'best' evaluates every anonymous node that ties the best or beats it
+	   OR (mode = 'best' AND r.anonymous AND r.loss <= bl.loss * (1 + 1e-9) AND NOT g.evaluated)
 	   OR (g.evaluated AND CASE WHEN r.metric IN ('height', 'discernibility') THEN g.loss = r.loss
 								ELSE pg_temp.near(g.loss, r.loss) END IS NOT TRUE)
 	   OR (g.evaluated IS NOT TRUE AND g.loss IS NOT NULL)
@@ -266,6 +274,26 @@ SELECT is(pg_temp.mismatches('p2', ARRAY[3, 2, 2], 2, 0, true, t => 0.1529, dist
 SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 2, 0.1, true, t => 0.2719), 0::bigint, 'p4 t=0.2719 equal, 10% suppression');
 SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 2, 0.1, true, t => 0.1733, dist => 'ordered'), 0::bigint, 'p4 t=0.1733 ordered, 10% suppression');
 SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 3, 0, true, 2, 'entropy', t => 0.35, mode => 'tagged'), 0::bigint, 'p4 k=3, entropy l=2 and t=0.35 together');
+
+-- evaluate => 'best': the reference's best node under every metric, the
+-- nodes it classifies classified alike
+SELECT is(pg_temp.mismatches('p1', ARRAY[2, 3, 1], 3, 0, mode => 'best'), 0::bigint, 'p1 k=3 best');
+SELECT is(pg_temp.mismatches('p2', ARRAY[3, 2, 2], 5, 0, mode => 'best'), 0::bigint, 'p2 k=5 best');
+SELECT is(pg_temp.mismatches('p3', ARRAY[1, 0, 3], 2, 0, mode => 'best'), 0::bigint, 'p3 k=2 best, a column without hierarchy');
+SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 1, 0, mode => 'best'), 0::bigint, 'p4 k=1 best: every node anonymous');
+SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 1000, 0, mode => 'best'), 0::bigint, 'p4 k > rows best: no node anonymous');
+SELECT is(pg_temp.mismatches('p1', ARRAY[2, 3, 1], 4, 0.05, mode => 'best'), 0::bigint, 'p1 k=4, 5% suppression, best');
+SELECT is(pg_temp.mismatches('p2', ARRAY[3, 2, 2], 10, 0.1, mode => 'best'), 0::bigint, 'p2 k=10, 10% suppression, best');
+SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 6, 1, mode => 'best'), 0::bigint, 'p4 everything may be suppressed, best');
+SELECT is(pg_temp.mismatches('p2', ARRAY[3, 2, 2], 3, 0.05, true, 3, mode => 'best'), 0::bigint, 'p2 distinct l=3, 5% suppression, best');
+SELECT is(pg_temp.mismatches('p2', ARRAY[3, 2, 2], 2, 0.1, true, 2, 'entropy', mode => 'best'), 0::bigint, 'p2 entropy l=2, 10% suppression, best (not monotone)');
+SELECT is(pg_temp.mismatches('p2', ARRAY[3, 2, 2], 2, 0.15, true, 2, 'recursive', 1.5, mode => 'best'), 0::bigint, 'p2 recursive (1.5,2), 15% suppression, best');
+SELECT is(pg_temp.mismatches('p4', ARRAY[2, 2, 2], 2, 0.1, true, t => 0.1733, dist => 'ordered', mode => 'best'), 0::bigint, 'p4 t=0.1733 ordered, 10% suppression, best');
+-- and it skips nodes: fewer evaluated than with 'anonymous', some left unclassified
+SELECT ok((SELECT count(*) FILTER (WHERE evaluated) FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.1, metric => 'loss', evaluate => 'best'))
+		  < (SELECT count(*) FILTER (WHERE evaluated) FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.1, metric => 'loss'))
+		  AND (SELECT count(*) FILTER (WHERE anonymous IS NULL) > 0 FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.1, metric => 'loss', evaluate => 'best')),
+		  'best evaluates fewer nodes than anonymous and leaves some unclassified');
 
 -- the best node minimizes the chosen loss among anonymous nodes
 SELECT is((SELECT count(*) FROM qid_lattice('t_p2', ARRAY['a', 'b', 'c'], pg_temp.hierarchies('p2', ARRAY[3, 2, 2]), 5, 0.05) WHERE best),
