@@ -21,7 +21,10 @@
 #   optimum (levels in the QID order above), ARX's value of it, its suppressed
 #   rows, the nodes ARX checked and the median of $BENCH_RUNS (default 5) timed runs after one warm-up
 #   (data loaded beforehand, one JVM, the cases and qid_lattice interleaved).
-#   qid_lattice runs in the same rounds through a psql co-process on the server
+#   qid_lattice runs in the same rounds through a psql co-process on the server,
+#   with evaluate => 'anonymous' (the default: every anonymous node evaluated)
+#   and 'best' (only what finding the optimum needs, as ARX), each printed
+#   with the nodes it evaluated
 #   in PGHOST/PGPORT/PGUSER (database $BENCH_DB, default "bench", where the
 #   extension is re-created and adult and its hierarchies re-loaded): metric
 #   'discernibility' against ARX's discernibility, and metric 'loss' against
@@ -37,7 +40,7 @@
 #   2 %, Loss and discernibility; $BENCH_LARGE_RUNS runs each, default 1, after
 #   one warm-up round when more than one) interleaved with qid_lattice on the
 #   same case through the psql co-process (metric 'loss' when it accepts it,
-#   and 'discernibility'): medians, the optimum, value and suppressed rows of
+#   and 'discernibility'; evaluate 'anonymous' and 'best'): medians, the optimum, value and suppressed rows of
 #   both compared, the ratio qidrisk time / ARX time, and the peak memory of
 #   the JVM and of qid_lattice's backend (VmHWM; it counts the shared buffers
 #   the backend touched, shown beside it).

@@ -339,7 +339,7 @@ BEGIN
 	hierarchies := coalesce(hierarchies, '{}');
 	SELECT q.levels, q.loss INTO lv, best_loss
 	FROM qidrisk_internal.qid_lattice(rel, qid, hierarchies, k, max_suppressed, sensitive_column, l, l_model, c,
-								 t, t_distance, metric, 'anonymous', search, gs_factor, weights, privacy) q
+								 t, t_distance, metric, 'best', search, gs_factor, weights, privacy) q
 	WHERE q.best;
 	IF lv IS NULL THEN
 		RAISE EXCEPTION 'qid_anonymize_into: no generalization of % meets the target', rel

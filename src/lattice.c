@@ -221,6 +221,8 @@ NoteEvaluated(Lattice *lat, int64 node)
 			lat->best_loss = loss;
 			for (int64 c = 0; c < lat->ncandidates; c++)
 			{
+				if ((c & 0xFFFF) == 0)
+					CHECK_FOR_INTERRUPTS();
 				if (BeyondBest(lat->candidates[c].bound, loss))
 					PruneAbove(lat, lat->candidates[c].node);
 				else if (!lat->pruned[lat->candidates[c].node])

@@ -341,6 +341,25 @@ public final class ArxBench {
 
 	/* ---------------------------------------------------------- loss mode */
 
+	/*
+	 * qid_lattice's evaluate modes timed side by side: the default, which
+	 * evaluates every anonymous node, and 'best', which like ARX evaluates
+	 * only what finding the optimum needs
+	 */
+	static final String[] EVALUATE = {"anonymous", "best"};
+
+	/* run one timed psql query: its time into ms, its first row (or the error) into result[key] */
+	static void timeQuery(Psql psql, String sql, List<Double> ms, Map<String, String> result, String key) throws IOException {
+		List<String> out = psql.run(sql);
+		String status = out.get(out.size() - 1);
+		if (status.startsWith("Time: ") && !status.equals("Time: null")) {
+			ms.add(Double.parseDouble(status.substring(6)));
+			result.put(key, out.size() > 1 ? out.get(0) : "(no best node)");
+		} else {
+			result.put(key, status);
+		}
+	}
+
 	static final class Case {
 		final String name;
 		final int k;
@@ -350,8 +369,10 @@ public final class ArxBench {
 		final double gs;
 		final boolean weighted;
 		final List<Double> arxMs = new ArrayList<>();
-		final List<Double> qidriskMs = new ArrayList<>();
-		String qidriskResult;
+		/* per qid_lattice evaluate mode (EVALUATE): its times, best row and nodes evaluated */
+		final Map<String, List<Double>> qidriskMs = new HashMap<>();
+		final Map<String, String> qidriskResult = new HashMap<>();
+		final Map<String, String> qidriskNodes = new HashMap<>();
 		Run last;
 
 		Case(String name, int k, double suppression, int l, String metric, double gs, boolean weighted) {
@@ -385,7 +406,19 @@ public final class ArxBench {
 		}
 
 		/* the qid_lattice call for the same case, or null when there is none to compare with */
-		String qidriskSql(boolean lossAvailable) {
+		String qidriskSql(boolean lossAvailable, String evaluate) {
+			String args = qidriskArgs(lossAvailable);
+			return args == null ? null : "SELECT array_to_string(levels, ','), rows_suppressed, loss FROM qid_lattice("
+				+ args + ", evaluate => '" + evaluate + "') WHERE best;";
+		}
+
+		/* how many nodes that call evaluates */
+		String qidriskNodesSql(boolean lossAvailable, String evaluate) {
+			return "SELECT count(*) FILTER (WHERE evaluated) FROM qid_lattice(" + qidriskArgs(lossAvailable)
+				+ ", evaluate => '" + evaluate + "');";
+		}
+
+		String qidriskArgs(boolean lossAvailable) {
 			String m;
 			if (metric.equals("discernibility")) {
 				m = "discernibility";
@@ -394,9 +427,8 @@ public final class ArxBench {
 			} else {
 				return null;
 			}
-			String args = "'adult', " + QID_SQL + ", " + H_SQL + ", " + k + ", " + suppression
+			return "'adult', " + QID_SQL + ", " + H_SQL + ", " + k + ", " + suppression
 				+ (l > 1 ? ", sensitive_column => 'income', l => " + l : "") + ", metric => '" + m + "'";
-			return "SELECT array_to_string(levels, ','), rows_suppressed, loss FROM qid_lattice(" + args + ") WHERE best;";
 		}
 
 		String describe() {
@@ -427,23 +459,21 @@ public final class ArxBench {
 		/* warm-up: JIT for ARX, caches for PostgreSQL */
 		for (Case c : cases) {
 			anonymize(data, c);
-			if (psql != null && c.qidriskSql(lossAvailable) != null) {
-				psql.run(c.qidriskSql(lossAvailable));
+			for (String e : EVALUATE) {
+				if (psql != null && c.qidriskSql(lossAvailable, e) != null) {
+					psql.run(c.qidriskSql(lossAvailable, e));
+					c.qidriskNodes.put(e, psql.run(c.qidriskNodesSql(lossAvailable, e)).get(0));
+				}
 			}
 		}
 		for (int r = 0; r < runs; r++) {
 			for (Case c : cases) {
 				c.last = anonymize(data, c);
 				c.arxMs.add(c.last.ms);
-				String sql = psql != null ? c.qidriskSql(lossAvailable) : null;
-				if (sql != null) {
-					List<String> out = psql.run(sql);
-					String status = out.get(out.size() - 1);
-					if (status.startsWith("Time: ") && !status.equals("Time: null")) {
-						c.qidriskMs.add(Double.parseDouble(status.substring(6)));
-						c.qidriskResult = out.size() > 1 ? out.get(0) : "(no best node)";
-					} else {
-						c.qidriskResult = status;
+				for (String e : EVALUATE) {
+					String sql = psql != null ? c.qidriskSql(lossAvailable, e) : null;
+					if (sql != null) {
+						timeQuery(psql, sql, c.qidriskMs.computeIfAbsent(e, x -> new ArrayList<>()), c.qidriskResult, e);
 					}
 				}
 			}
@@ -476,14 +506,15 @@ public final class ArxBench {
 					c.weighted ? "age=2" : "", pgArray(lv), value(opt.getHighestScore()), sup);
 			}
 			System.out.println(line);
-			if (c.qidriskResult != null) {
-				if (!c.qidriskMs.isEmpty()) {
-					System.out.printf("       qid_lattice(metric => '%s'): best %s (levels|rows_suppressed|loss), %s; "
-						+ "median %.1f ms [%s]; qidrisk/ARX time = %.2f%n", c.metric, c.qidriskResult,
-						agreement(c.qidriskResult, opt), median(c.qidriskMs), times(c.qidriskMs),
-						median(c.qidriskMs) / median(c.arxMs));
-				} else {
-					System.out.printf("       qid_lattice(metric => '%s'): %s%n", c.metric, c.qidriskResult);
+			for (String e : EVALUATE) {
+				String q = c.qidriskResult.get(e);
+				List<Double> ms = c.qidriskMs.get(e);
+				if (q != null && ms != null && !ms.isEmpty()) {
+					System.out.printf("       qid_lattice(metric => '%s', evaluate => '%s'): best %s (levels|rows_suppressed|loss), %s; "
+						+ "%s nodes evaluated; median %.1f ms [%s]; qidrisk/ARX time = %.2f%n", c.metric, e, q,
+						agreement(q, opt), c.qidriskNodes.get(e), median(ms), times(ms), median(ms) / median(c.arxMs));
+				} else if (q != null) {
+					System.out.printf("       qid_lattice(metric => '%s', evaluate => '%s'): %s%n", c.metric, e, q);
 				}
 			}
 		}
@@ -734,16 +765,12 @@ public final class ArxBench {
 				if (psql == null || (metric.equals("loss") && !lossAvailable)) {
 					continue;
 				}
-				List<String> out = psql.run("SELECT array_to_string(levels, ','), rows_suppressed, loss FROM qid_lattice('"
-					+ table + "', " + QID_SQL + ", " + H_SQL + ", 5, 0.02, metric => '" + metric + "') WHERE best;");
-				String status = out.get(out.size() - 1);
-				if (status.startsWith("Time: ") && !status.equals("Time: null")) {
-					if (r >= 0) {
-						qidMs.computeIfAbsent(metric, x -> new ArrayList<>()).add(Double.parseDouble(status.substring(6)));
-					}
-					qidResult.put(metric, out.size() > 1 ? out.get(0) : "(no best node)");
-				} else {
-					qidResult.put(metric, status);
+				for (String e : EVALUATE) {
+					List<Double> ms = r >= 0 ? qidMs.computeIfAbsent(metric + "/" + e, x -> new ArrayList<>())
+						: new ArrayList<>();
+					timeQuery(psql, "SELECT array_to_string(levels, ','), rows_suppressed, loss FROM qid_lattice('"
+						+ table + "', " + QID_SQL + ", " + H_SQL + ", 5, 0.02, metric => '" + metric
+						+ "', evaluate => '" + e + "') WHERE best;", ms, qidResult, metric + "/" + e);
 				}
 			}
 		}
@@ -761,13 +788,16 @@ public final class ArxBench {
 				metric.equals("loss") ? "loss(gs=0.5)" : "discernibility", opt == null ? "none" : pgArray(levels(opt, QID)),
 				opt == null ? "" : value(opt.getHighestScore()),
 				opt == null ? "" : String.valueOf(suppressed(run.result, opt, false)), median(ms), times(ms));
-			String q = qidResult.get(metric);
-			if (q != null && qidMs.containsKey(metric)) {
-				System.out.printf("       qid_lattice(metric => '%s'): best %s (levels|rows_suppressed|value), %s; "
-					+ "median %.1f ms [%s]; qidrisk/ARX time = %.2f%n", metric, q, agreement(q, opt),
-					median(qidMs.get(metric)), times(qidMs.get(metric)), median(qidMs.get(metric)) / median(ms));
-			} else if (q != null) {
-				System.out.printf("       qid_lattice(metric => '%s'): %s%n", metric, q);
+			for (String e : EVALUATE) {
+				String q = qidResult.get(metric + "/" + e);
+				List<Double> qms = qidMs.get(metric + "/" + e);
+				if (q != null && qms != null && !qms.isEmpty()) {
+					System.out.printf("       qid_lattice(metric => '%s', evaluate => '%s'): best %s (levels|rows_suppressed|value), %s; "
+						+ "median %.1f ms [%s]; qidrisk/ARX time = %.2f%n", metric, e, q, agreement(q, opt),
+						median(qms), times(qms), median(qms) / median(ms));
+				} else if (q != null) {
+					System.out.printf("       qid_lattice(metric => '%s', evaluate => '%s'): %s%n", metric, e, q);
+				}
 			}
 		}
 		System.out.printf("large: ARX JVM heap in use %d MB of max %d MB; ARX JVM %s%s%n", (rt.totalMemory() - rt.freeMemory()) >> 20,
