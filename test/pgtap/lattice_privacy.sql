@@ -27,7 +27,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS qidrisk;
 
-SELECT plan(11 * 2 * 3 + 6 + 2 * 4 * 2 + 2 + 3 + 4);
+SELECT plan(11 * 2 * 4 + 6 + 2 * 4 * 2 + 2 + 3 + 4);
 
 -- a schema of its own, so that an adult table elsewhere in the database does not matter
 CREATE SCHEMA lattice_privacy;
@@ -110,6 +110,17 @@ FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression)
 JOIN arx_optima x ON x.model = m.model AND x.suppression = s.suppression
 JOIN ours o ON o.model = m.model AND o.suppression = s.suppression AND o.best
 ORDER BY m.model, s.suppression;
+
+-- evaluate => 'best' (which qid_anonymize_into searches with) finds the best node of
+-- evaluate => 'all' under every model, with its loss and suppressed rows
+SELECT is((SELECT (b.levels, b.loss, b.rows_suppressed)::text
+		   FROM qid_lattice(m.rel::regclass, m.qid, (SELECT jsonb_object_agg(c, 'adult_hierarchy_' || c) FROM unnest(m.qid) c),
+							1, s.suppression, m.sensitive, evaluate => 'best', metric => 'loss', privacy => m.privacy) b
+		   WHERE b.best),
+		  (SELECT (o.levels, o.loss, o.rows_suppressed)::text FROM ours o
+		   WHERE o.model = m.model AND o.suppression = s.suppression AND o.best),
+		  format('%s, %s suppression: evaluate best finds the best node', m.model, s.suppression))
+FROM models m CROSS JOIN (VALUES (0.0::float8), (0.02)) s(suppression) ORDER BY m.model, s.suppression;
 
 -- qid_anonymize_into: its releases meet the models, checked on the written rows
 SELECT is((SELECT rows_suppressed FROM qid_anonymize_into('adult', m.qid,
