@@ -102,7 +102,7 @@ NodeBound(const Lattice *lat, Metric metric, const int32 *levels, double dm_all)
 		case METRIC_SUPPRESSED:
 			break;
 		case METRIC_LOSS:
-			bound = LossValue(lat, levels, 0, NULL);
+			bound = LossBound(lat, levels);
 			break;
 	}
 	return bound;
@@ -755,6 +755,8 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 	}
 	lat->levels = palloc(sizeof(int32) * nelems);
 	lat->rowbuf = palloc(sizeof(int32) * Max(nelems, 1));
+	if (lat->metric == METRIC_LOSS)
+		PrepareLossBound(lat);
 	lat->cache_context = AllocSetContextCreate(work, "qid_lattice snapshots", ALLOCSET_DEFAULT_SIZES);
 	lat->cache_capacity = 64;
 	lat->cache = palloc(sizeof(NodeItems *) * lat->cache_capacity);

@@ -345,6 +345,7 @@ typedef struct Lattice
 	Metric		metric;
 	double		gs_factor;		/* the loss metric: generalization against suppression */
 	double	   *weight;			/* per column, divided by the largest */
+	double	  **loss_bound;		/* per column and level: its loss factor, no row suppressed */
 	int64	   *suppressed_covered;	/* per column: covered summed over the suppressed rows of the node evaluated */
 	Evaluate	evaluate;
 	Search		search;
@@ -536,6 +537,8 @@ extern LAT_PRIVATE void CheckPopulationContains(Lattice *lat);
 extern LAT_PRIVATE void PopulationClasses(Lattice *lat, const int32 *levels);
 extern LAT_PRIVATE bool PopulationClassPasses(Lattice *lat, int32 rep, int64 size, const int32 *levels);
 extern LAT_PRIVATE double LossValue(const Lattice *lat, const int32 *levels, int64 suppressed, const int64 *suppressed_covered);
+extern LAT_PRIVATE void PrepareLossBound(Lattice *lat);
+extern LAT_PRIVATE double LossBound(const Lattice *lat, const int32 *levels);
 extern LAT_PRIVATE void EvaluateNode(Lattice *lat, int64 node);
 
 #endif							/* LATTICE_H */

@@ -772,38 +772,72 @@ CacheBase(Lattice *lat, int64 node)
 }
 
 /*
- * The loss metric of a node (Iyengar's loss, as ARX weighs and aggregates
- * it): per column, each kept row costs g times its value's share of the
- * domain and each suppressed row its share plus s times the rest, normalized
- * so that the bottom node without suppression costs 0, cut to 10 decimals;
- * then the weighted geometric mean over columns.  Sums are taken times the
- * domain, in integers.  With suppressed_covered NULL, the loss had no row
- * been suppressed: a lower bound for the node and every node above it, as
- * suppression and generalization only add.
+ * Column c's factor of the loss metric (Iyengar's loss, as ARX weighs and
+ * aggregates it) at a level, with suppressed rows covering cs of its domain
+ * values: each kept row costs g times its value's share of the domain and
+ * each suppressed row its share plus s times the rest, normalized so that
+ * the bottom node without suppression costs 0, cut to 10 decimals, then
+ * weighted for the geometric mean.  Sums are taken times the domain, in
+ * integers.
  */
-double
-LossValue(const Lattice *lat, const int32 *levels, int64 suppressed,
-		  const int64 *suppressed_covered)
+static inline double
+LossFactor(const Lattice *lat, int c, int32 level, int64 suppressed, int64 cs)
 {
 	double		f = lat->gs_factor;
 	double		g = f <= 0.5 ? 1 : 1 - 2 * (f - 0.5);
 	double		s = f < 0.5 ? 2 * f : 1;
 	double		n = (double) lat->nrows;
+	const LatColumn *col = &lat->columns[c];
+	double		d = (double) col->domain;
+	double		sum = g * (double) (col->covered_total[level] - cs) +
+		(double) cs + s * ((double) suppressed * d - (double) cs);
+	double		least = g * n;
+	double		v = n * d - least > 0 ? (sum - least) / (n * d - least) : 0;
+
+	v = floor(Max(v, 0) * 1e10) / 1e10;
+	return pow(v * lat->weight[c] + 1, 1.0 / lat->ncolumns);
+}
+
+/* The loss metric of a node: the columns' factors, multiplied in order */
+double
+LossValue(const Lattice *lat, const int32 *levels, int64 suppressed,
+		  const int64 *suppressed_covered)
+{
 	double		product = 1;
 
 	for (int c = 0; c < lat->ncolumns; c++)
-	{
-		const LatColumn *col = &lat->columns[c];
-		int64		cs = suppressed_covered ? suppressed_covered[c] : 0;
-		double		d = (double) col->domain;
-		double		sum = g * (double) (col->covered_total[levels[c]] - cs) +
-			(double) cs + s * ((double) suppressed * d - (double) cs);
-		double		least = g * n;
-		double		v = n * d - least > 0 ? (sum - least) / (n * d - least) : 0;
+		product *= LossFactor(lat, c, levels[c], suppressed,
+							  suppressed_covered ? suppressed_covered[c] : 0);
+	return product - 1;
+}
 
-		v = floor(Max(v, 0) * 1e10) / 1e10;
-		product *= pow(v * lat->weight[c] + 1, 1.0 / lat->ncolumns);
+/*
+ * Each column's factor at each level with no row suppressed, so that
+ * LossBound costs no pow: LossValue's factors, so the same value
+ */
+void
+PrepareLossBound(Lattice *lat)
+{
+	lat->loss_bound = palloc(sizeof(double *) * Max(lat->ncolumns, 1));
+	for (int c = 0; c < lat->ncolumns; c++)
+	{
+		lat->loss_bound[c] = palloc(sizeof(double) * (lat->columns[c].height + 1));
+		for (int32 level = 0; level <= lat->columns[c].height; level++)
+			lat->loss_bound[c][level] = LossFactor(lat, c, level, 0, 0);
 	}
+}
+
+/*
+ * The loss had no row been suppressed: a lower bound for the node and every
+ * node above it, as suppression and generalization only add
+ */
+double
+LossBound(const Lattice *lat, const int32 *levels)
+{
+	double		product = 1;
+
+	for (int c = 0; c < lat->ncolumns; c++)
+		product *= lat->loss_bound[c][levels[c]];
 	return product - 1;
 }
 
