@@ -139,24 +139,21 @@ BeyondBest(double bound, double best_loss)
 	return bound > best_loss + fabs(best_loss) * 1e-9;
 }
 
-/* An evaluated node whose bound did not rule it out when it was evaluated */
-typedef struct PruneCandidate
-{
-	int64		node;
-	double		bound;
-} PruneCandidate;
-
-/* Mark a node and every node above it pruned (a pruned node's are already) */
+/*
+ * Mark a node and every node above it (up) or below it with value in mark,
+ * through nodes not marked so yet; a node marked otherwise on the way
+ * breaks monotonicity
+ */
 static void
-PruneAbove(Lattice *lat, int64 node)
+MarkClosure(Lattice *lat, int64 node, bool up, uint8 *mark, uint8 value)
 {
 	int64	   *queue = lat->queue;
 	int64		head = 0;
 	int64		tail = 0;
 
-	if (lat->pruned[node])
+	if (mark[node] == value)
 		return;
-	lat->pruned[node] = true;
+	mark[node] = value;
 	queue[tail++] = node;
 	while (head < tail)
 	{
@@ -166,16 +163,42 @@ PruneAbove(Lattice *lat, int64 node)
 			CHECK_FOR_INTERRUPTS();
 		for (int i = 0; i < lat->ncolumns; i++)
 		{
-			int64		next = n + lat->stride[i];
+			int64		level = (n / lat->stride[i]) % (lat->columns[i].height + 1);
+			int64		next;
 
-			if ((n / lat->stride[i]) % (lat->columns[i].height + 1) == lat->columns[i].height ||
-				lat->pruned[next])
+			if (up ? level == lat->columns[i].height : level == 0)
 				continue;
-			lat->pruned[next] = true;
+			next = up ? n + lat->stride[i] : n - lat->stride[i];
+			if (mark[next] == value)
+				continue;
+			if (mark[next] != 0)
+				elog(ERROR, "qid_lattice: monotonicity violated at node " INT64_FORMAT, next);
+			mark[next] = value;
 			queue[tail++] = next;
 		}
 	}
 }
+
+/* Tag a node and, by monotonicity, every node above (anonymous) or below it */
+static inline void
+TagClosure(Lattice *lat, int64 node, uint8 tag)
+{
+	MarkClosure(lat, node, tag == TAG_ANONYMOUS, lat->tag, tag);
+}
+
+/* Mark a node and every node above it pruned */
+static inline void
+PruneAbove(Lattice *lat, int64 node)
+{
+	MarkClosure(lat, node, true, lat->pruned, 1);
+}
+
+/* An evaluated node whose bound did not rule it out when it was evaluated */
+typedef struct PruneCandidate
+{
+	int64		node;
+	double		bound;
+} PruneCandidate;
 
 /*
  * Whether evaluate => 'best' skips a node: it is pruned, or the bound of
@@ -253,51 +276,6 @@ EvaluateExact(Lattice *lat, int64 node)
 	EvaluateNode(lat, node);
 	if (lat->pruned != NULL)
 		NoteEvaluated(lat, node);
-}
-
-/* Tag a node and, by monotonicity, every node above (anonymous) or below it */
-static void
-TagClosure(Lattice *lat, int64 node, uint8 tag)
-{
-	int64	   *queue = lat->queue;
-	int64		head = 0;
-	int64		tail = 0;
-
-	if (lat->tag[node] == tag)
-		return;
-	lat->tag[node] = tag;
-	queue[tail++] = node;
-	while (head < tail)
-	{
-		int64		n = queue[head++];
-
-		if ((head & 0xFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int i = 0; i < lat->ncolumns; i++)
-		{
-			int64		level = (n / lat->stride[i]) % (lat->columns[i].height + 1);
-			int64		next;
-
-			if (tag == TAG_ANONYMOUS)
-			{
-				if (level == lat->columns[i].height)
-					continue;
-				next = n + lat->stride[i];
-			}
-			else
-			{
-				if (level == 0)
-					continue;
-				next = n - lat->stride[i];
-			}
-			if (lat->tag[next] == tag)
-				continue;
-			if (lat->tag[next] != TAG_UNKNOWN)
-				elog(ERROR, "qid_lattice: monotonicity violated at node " INT64_FORMAT, next);
-			lat->tag[next] = tag;
-			queue[tail++] = next;
-		}
-	}
 }
 
 /* Evaluate a node (if needed) and tag it and its closure */
@@ -638,7 +616,7 @@ AllocateNodeArrays(Lattice *lat, MemoryContext work, int64 nslots)
 		lat->queue = MemoryContextAllocHuge(work, sizeof(int64) * lat->nnodes);
 		if (lat->evaluate == EVALUATE_BEST)
 		{
-			lat->pruned = MemoryContextAllocExtended(work, sizeof(bool) * lat->nnodes,
+			lat->pruned = MemoryContextAllocExtended(work, sizeof(uint8) * lat->nnodes,
 													 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 			lat->candidates_capacity = Min(lat->nnodes, 64);
 			lat->candidates = palloc(sizeof(PruneCandidate) * lat->candidates_capacity);
@@ -725,7 +703,7 @@ AllocateLattice(Lattice *lat, MemoryContext work, double max_suppressed)
 	bytes = (double) lat->nrows * sizeof(int32) * (nelems + 1) * 8 +
 		(double) nslots * (lat->search == SEARCH_HEURISTIC ? HEURISTIC_SLOT_BYTES :
 						   sizeof(int64) * 5 + sizeof(double) * 2 + 2 + sizeof(int32) +
-						   (lat->evaluate == EVALUATE_BEST ? sizeof(bool) + sizeof(PruneCandidate) : 0)) +
+						   (lat->evaluate == EVALUATE_BEST ? sizeof(uint8) + sizeof(PruneCandidate) : 0)) +
 		3.0 * max_distinct * sizeof(int32) +
 		(double) lat->nsens * (sizeof(double) * 3 + sizeof(OrderedItem));
 	if (lat->has_average_risk || lat->has_pu)

@@ -366,7 +366,7 @@ typedef struct Lattice
 	 * (per node, upward closed), the least loss of an anonymous evaluated
 	 * node, and the evaluated nodes whose bound may yet exceed it
 	 */
-	bool	   *pruned;
+	uint8	   *pruned;
 	bool		has_best;
 	double		best_loss;
 	struct PruneCandidate *candidates;
