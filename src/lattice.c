@@ -3,8 +3,10 @@
  *	  The generalization lattice's search and its entry: qid_lattice reads
  *	  its arguments and runs the steps (options, hierarchies, the table, the
  *	  lattice's arrays), classifies every node with Flash's predictive tagging
- *	  where the models are monotone (else evaluates every node) or searches
- *	  a bounded number of nodes (the heuristic), and returns a row per node.
+ *	  where the models are monotone (else evaluates every node), with
+ *	  evaluate => 'best' skipping the nodes a lower bound of their loss rules
+ *	  out, or searches a bounded number of nodes (the heuristic), and returns
+ *	  a row per node.
  */
 #include "postgres.h"
 
