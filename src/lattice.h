@@ -260,7 +260,6 @@ typedef struct LatColumn
 	char	   *name;
 	int			height;			/* the top level H (0 without a hierarchy) */
 	QidValueDict dict;			/* level-0 codes of the values */
-	int32	   *codes;			/* per row: the level-0 code */
 	int32		ncodes0;		/* capacity of hrow_of_code */
 	int32	   *hrow_of_code;	/* per level-0 code: its hierarchy row */
 	/* the hierarchy, levels 1..height */
@@ -441,15 +440,6 @@ TextKeyOf(Datum value)
 	key.data = VARDATA_ANY(t);
 	key.len = VARSIZE_ANY_EXHDR(t);
 	return key;
-}
-
-/* The code of a row in a column at a level */
-static inline int32
-LevelCode(const LatColumn *col, int level, int32 row)
-{
-	int32		code0 = col->codes[row];
-
-	return level == 0 ? code0 : col->map[level][code0];
 }
 
 /* One column's level-0 code from a packed word (PackRow's inverse) */

@@ -177,10 +177,10 @@ EncodeGrow(EncodeState *st)
 				 errmsg("%s handles at most %d rows", lat->funcname, PG_INT32_MAX / 2 - 2)));
 	CheckLatticeMemory((double) newcap * sizeof(int32) * (ncol + 1) * 3,
 					   lat->funcname, "The encoded columns and the evaluation buffers");
-	for (int i = 0; i < ncol; i++)
-		lat->columns[i].codes = lat->columns[i].codes == NULL ?
-			MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap) :
-			repalloc_huge(lat->columns[i].codes, sizeof(int32) * newcap);
+	/* one cache line holds a row's codes, so a random row costs one miss */
+	lat->rowcodes = lat->rowcodes == NULL ?
+		MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap * Max(ncol, 1)) :
+		repalloc_huge(lat->rowcodes, sizeof(int32) * newcap * Max(ncol, 1));
 	if (st->has_sensitive)
 		lat->sens = lat->sens == NULL ?
 			MemoryContextAllocHuge(st->keep, sizeof(int32) * newcap) :
@@ -210,16 +210,18 @@ EncodeRow(Datum *values, bool *nulls, void *arg)
 	Lattice    *lat = st->lat;
 	MemoryContext old = MemoryContextSwitchTo(st->batch);
 	bool		isnew;
+	int32	   *row;
 
 	if (lat->nrows == st->capacity)
 		EncodeGrow(st);
+	row = lat->rowcodes + (Size) lat->nrows * lat->ncolumns;
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
 		int32		code = QidValueDictCode(&col->dict, values[i], nulls[i], st->keep, &isnew);
 		int			t = st->text_att[i];
 
-		col->codes[lat->nrows] = code;
+		row[i] = code;
 		if (t >= 0 && (isnew || !st->text_once[i]))
 			HierarchyRow(lat, col, code, isnew, values[t], nulls[t]);
 		else if (st->from_value[i] && isnew)
@@ -339,16 +341,8 @@ PrepareLevels(Lattice *lat)
 {
 	int			ncol = lat->ncolumns;
 
-	/* one cache line holds a row's codes, so a random row costs one miss */
-	lat->rowcodes = MemoryContextAllocHuge(CurrentMemoryContext,
-										   sizeof(int32) * Max(lat->nrows, 1) * Max(ncol, 1));
-	for (int i = 0; i < ncol; i++)
-	{
-		const int32 *codes = lat->columns[i].codes;
-
-		for (int64 r = 0; r < lat->nrows; r++)
-			lat->rowcodes[r * ncol + i] = codes[r];
-	}
+	if (lat->rowcodes == NULL)	/* no row read */
+		lat->rowcodes = palloc(sizeof(int32) * Max(ncol, 1));
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
@@ -363,7 +357,7 @@ PrepareLevels(Lattice *lat)
 		col->entropy = palloc0(sizeof(double) * (col->height + 1));
 		col->ndist[0] = n0;
 		for (int64 r = 0; r < lat->nrows; r++)
-			count0[col->codes[r]]++;
+			count0[lat->rowcodes[r * ncol + i]]++;
 		col->log2count[0] = palloc(sizeof(double) * Max(n0, 1));
 		for (int32 v = 0; v < n0; v++)
 		{
