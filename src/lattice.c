@@ -110,26 +110,6 @@ NodeBound(const Lattice *lat, Metric metric, const int32 *levels, double dm_all)
 	return bound;
 }
 
-/* Heuristic search: slots by loss, then height, then node (the exact search's order of the best) */
-static int
-SlotOrder(const Lattice *lat, int32 x, int32 y)
-{
-	if (lat->slot_loss[x] != lat->slot_loss[y])
-		return lat->slot_loss[x] < lat->slot_loss[y] ? -1 : 1;
-	if (lat->slot_height[x] != lat->slot_height[y])
-		return lat->slot_height[x] < lat->slot_height[y] ? -1 : 1;
-	if (lat->slot_node[x] != lat->slot_node[y])
-		return lat->slot_node[x] < lat->slot_node[y] ? -1 : 1;
-	return 0;
-}
-
-/* The heap keeps its greatest element first: the least slot in SlotOrder */
-static int
-CompareSlots(Datum a, Datum b, void *arg)
-{
-	return -SlotOrder((const Lattice *) arg, DatumGetInt32(a), DatumGetInt32(b));
-}
-
 /*
  * Whether a bound rules out the best loss: it exceeds it by more than a
  * relative 1e-9 for rounding, so that ties, which the order of the best
@@ -213,7 +193,8 @@ Pruned(Lattice *lat, int64 node)
 		return false;
 	if (lat->pruned[node])
 		return true;
-	if (!lat->has_best || lat->metric == METRIC_DISCERNIBILITY)
+	/* from its levels alone, discernibility and the suppressed share have no bound */
+	if (!lat->has_best || lat->metric == METRIC_DISCERNIBILITY || lat->metric == METRIC_SUPPRESSED)
 		return false;
 	NodeLevels(lat, node, lat->bound_levels);
 	if (!BeyondBest(NodeBound(lat, lat->metric, lat->bound_levels, 0), lat->best_loss))
@@ -392,6 +373,26 @@ NodesByHeight(Lattice *lat)
 	pfree(height);
 	pfree(first);
 	return order;
+}
+
+/* Heuristic search: slots by loss, then height, then node (the exact search's order of the best) */
+static int
+SlotOrder(const Lattice *lat, int32 x, int32 y)
+{
+	if (lat->slot_loss[x] != lat->slot_loss[y])
+		return lat->slot_loss[x] < lat->slot_loss[y] ? -1 : 1;
+	if (lat->slot_height[x] != lat->slot_height[y])
+		return lat->slot_height[x] < lat->slot_height[y] ? -1 : 1;
+	if (lat->slot_node[x] != lat->slot_node[y])
+		return lat->slot_node[x] < lat->slot_node[y] ? -1 : 1;
+	return 0;
+}
+
+/* The heap keeps its greatest element first: the least slot in SlotOrder */
+static int
+CompareSlots(Datum a, Datum b, void *arg)
+{
+	return -SlotOrder((const Lattice *) arg, DatumGetInt32(a), DatumGetInt32(b));
 }
 
 /* Whether no node at or above a slot can beat the best found */

@@ -340,14 +340,25 @@ void
 PrepareLevels(Lattice *lat)
 {
 	int			ncol = lat->ncolumns;
+	int64	  **counts0 = palloc(sizeof(int64 *) * Max(ncol, 1));
 
 	if (lat->rowcodes == NULL)	/* no row read */
 		lat->rowcodes = palloc(sizeof(int32) * Max(ncol, 1));
+	/* each level-0 value's rows, every column in one pass over the rows */
+	for (int i = 0; i < ncol; i++)
+		counts0[i] = palloc0(sizeof(int64) * Max(lat->columns[i].dict.ndistinct, 1));
+	for (int64 r = 0; r < lat->nrows; r++)
+	{
+		const int32 *row = lat->rowcodes + r * ncol;
+
+		for (int i = 0; i < ncol; i++)
+			counts0[i][row[i]]++;
+	}
 	for (int i = 0; i < lat->ncolumns; i++)
 	{
 		LatColumn  *col = &lat->columns[i];
 		int32		n0 = col->dict.ndistinct;
-		int64	   *count0 = palloc0(sizeof(int64) * Max(n0, 1));
+		int64	   *count0 = counts0[i];
 
 		if (col->hrows == 0)
 			col->height = 0;
@@ -356,8 +367,6 @@ PrepareLevels(Lattice *lat)
 		col->log2count = palloc0(sizeof(double *) * (col->height + 1));
 		col->entropy = palloc0(sizeof(double) * (col->height + 1));
 		col->ndist[0] = n0;
-		for (int64 r = 0; r < lat->nrows; r++)
-			count0[lat->rowcodes[r * ncol + i]]++;
 		col->log2count[0] = palloc(sizeof(double) * Max(n0, 1));
 		for (int32 v = 0; v < n0; v++)
 		{
