@@ -14,6 +14,7 @@
 
 extern FreqState *FreqStateCreate(MemoryContext context, Size nclasses);
 extern void FreqStateAddRow(FreqState *state, const QidFingerprint *fp);
+extern void FreqStateAddKey(FreqState *state, const QidFingerprint *key);
 extern void FreqStateAddValue(FreqState *state, Datum value);
 extern void FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp);
 extern void FreqStateSettle(FreqState *state);

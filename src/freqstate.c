@@ -19,7 +19,10 @@
  * (FreqStateAddRow): 4,096 classes, direct-mapped, so that a state of few
  * classes counts a row by one compare; the state gives it up while most rows
  * miss it, and a group's state in a hashed aggregate (one of many held at
- * once) never starts one.  A one-column int4 or date QID is counted per value
+ * once) never starts one.  A _key aggregate's key (any uuid) is counted there
+ * as it came, and its bits spread (QidKeyRemix) only as it leaves; keys the
+ * front table does not hold are spread FREQ_KEY_BATCH at a time, so that
+ * their mixes overlap.  A one-column int4 or date QID is counted per value
  * in a small table instead (FreqStateAddValue), each value being
  * fingerprinted once when a reader needs the classes.
  *
@@ -496,6 +499,15 @@ FrontSlot(const FreqState *state, const QidFingerprint *fp)
 	return &state->front[((fp->lo ^ fp->hi) * state->front_multiplier) >> (64 - FRONT_BITS)];
 }
 
+/* Add a class leaving the front table to the state, a key remixed first */
+static inline void
+AddFrontClass(FreqState *state, FreqFrontSlot *slot)
+{
+	if (state->front_keys)
+		QidKeyRemix(&slot->key);
+	AddClass(state, &slot->key, slot->count);
+}
+
 /* Move the front table's classes on to the state and free it; a new one may start wait rows later */
 static void
 FlushFront(FreqState *state, int64 wait)
@@ -509,7 +521,7 @@ FlushFront(FreqState *state, int64 wait)
 	state->front = NULL;
 	for (int i = 0; i < FRONT_SLOTS; i++)
 		if (front[i].count > 0)
-			AddClass(state, &front[i].key, front[i].count);
+			AddFrontClass(state, &front[i]);
 	state->memory -= (double) FRONT_SLOTS * sizeof(FreqFrontSlot);
 	pfree(front);
 }
@@ -545,30 +557,77 @@ JudgeFront(FreqState *state)
 	state->front_misses = 0;
 }
 
+/*
+ * Count one row of class fp in the front table, if the state keeps one;
+ * false if it does not
+ */
+static inline bool
+CountInFront(FreqState *state, const QidFingerprint *fp)
+{
+	FreqFrontSlot *slot;
+	FreqFrontSlot evicted;
+
+	if (unlikely(--state->front_countdown <= 0))
+		JudgeFront(state);
+	if (state->front == NULL)
+		return false;
+	slot = FrontSlot(state, fp);
+	evicted = *slot;
+	if (likely(evicted.key.lo == fp->lo && evicted.key.hi == fp->hi))
+	{
+		slot->count++;
+		return true;
+	}
+	state->front_misses++;
+	slot->key = *fp;
+	slot->count = 1;
+	if (evicted.count > 0)
+		AddFrontClass(state, &evicted);
+	return true;
+}
+
 /* Count one row of class fp */
 void
 FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 {
-	if (unlikely(--state->front_countdown <= 0))
-		JudgeFront(state);
-	if (state->front != NULL)
-	{
-		FreqFrontSlot *slot = FrontSlot(state, fp);
-		FreqFrontSlot evicted = *slot;
+	if (!CountInFront(state, fp))
+		AddClass(state, fp, 1);
+}
 
-		if (likely(evicted.key.lo == fp->lo && evicted.key.hi == fp->hi))
-		{
-			slot->count++;
-			return;
-		}
-		state->front_misses++;
-		slot->key = *fp;
-		slot->count = 1;
-		if (evicted.count > 0)
-			AddClass(state, &evicted.key, evicted.count);
+/*
+ * Remix and count the keys held back, the mixing of one independent of the
+ * next's, so that their mixes overlap instead of waiting on each other
+ */
+static void
+FlushKeys(FreqState *state)
+{
+	QidFingerprint keys[FREQ_KEY_BATCH];
+	int			nkeys = state->nkeys;
+
+	/* taken out first: a class added may partition the state, which flushes again */
+	memcpy(keys, state->keys, nkeys * sizeof(QidFingerprint));
+	state->nkeys = 0;
+	for (int i = 0; i < nkeys; i++)
+		QidKeyRemix(&keys[i]);
+	for (int i = 0; i < nkeys; i++)
+		AddClass(state, &keys[i], 1);
+}
+
+/*
+ * Count one row of a _key aggregate's key (any uuid), whose bits are spread
+ * by QidKeyRemix before it is placed: a key the front table holds is counted
+ * there as it is, and remixed only as it leaves (a state of few classes then
+ * mixes once a class, not once a row)
+ */
+void
+FreqStateAddKey(FreqState *state, const QidFingerprint *key)
+{
+	state->front_keys = true;
+	if (CountInFront(state, key))
 		return;
-	}
-	AddClass(state, fp, 1);
+	state->keys[state->nkeys++] = *key;
+	if (state->nkeys == FREQ_KEY_BATCH)
+		FlushKeys(state);
 }
 
 /*
@@ -770,12 +829,14 @@ FreqStateAddValue(FreqState *state, Datum value)
 	CountHeldValue(state, oldest);
 }
 
-/* Count every row held back: held values, then rows waiting for their buckets */
+/* Count every row held back: the front table, keys, held values, then rows waiting for their buckets */
 void
 FlushHeldRows(FreqState *state)
 {
 	if (state->front != NULL)
 		FlushFront(state, FRONT_START_ROWS);
+	if (state->nkeys > 0)
+		FlushKeys(state);
 	if (state->nring > 0)
 		DrainHeldRing(state);
 	if (state->nheld > 0)

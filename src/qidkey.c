@@ -106,12 +106,14 @@ UpdateKeyState(FunctionCallInfo fcinfo, int keyarg, bool remove)
 	if (PG_ARGISNULL(keyarg))
 		PG_RETURN_POINTER(state);
 	QidKeyToFingerprint(PG_GETARG_UUID_P(keyarg), &fp);
-	/* any uuid may come here, not only qid_key's: spread its bits first */
-	QidKeyRemix(&fp);
 	if (remove)
+	{
+		/* any uuid may come here, not only qid_key's: spread its bits first */
+		QidKeyRemix(&fp);
 		FreqStateRemoveRow(state, &fp);
+	}
 	else
-		FreqStateAddRow(state, &fp);
+		FreqStateAddKey(state, &fp);
 	PG_RETURN_POINTER(state);
 }
 

@@ -183,6 +183,9 @@ typedef struct EncodedFile EncodedFile;
 /* Rows a small state holds back while their hash buckets are fetched */
 #define FREQ_PENDING_ROWS 16
 
+/* _key aggregates' keys held back to be remixed together (FreqStateAddKey) */
+#define FREQ_KEY_BATCH 32
+
 /* Values held back while their slots in the held table are fetched */
 #define FREQ_HELD_RING 8
 
@@ -250,6 +253,10 @@ typedef struct FreqState
 	uint64		front_multiplier;	/* odd and random: places classes in it */
 	int64		front_countdown;	/* rows until the front table is judged */
 	int64		front_misses;	/* rows of this window it did not hold */
+	bool		front_keys;		/* it holds _key aggregates' keys, remixed
+								 * (QidKeyRemix) only as they leave it */
+	int			nkeys;			/* keys in keys, not yet remixed and counted */
+	QidFingerprint keys[FREQ_KEY_BATCH];
 	int			npending;		/* rows in pending, not yet in the table */
 	int			pending_head;	/* the oldest of them, once pending is full */
 	QidFingerprint pending[FREQ_PENDING_ROWS];
