@@ -595,18 +595,19 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 }
 
 /*
- * Remix and count the keys held back, the mixing of one independent of the
- * next's, so that their mixes overlap instead of waiting on each other
+ * Remix and count the keys held back (or only key, if not NULL), the mixing
+ * of one independent of the next's, so that their mixes overlap
  */
 static void
-FlushKeys(FreqState *state)
+FlushKeys(FreqState *state, const QidFingerprint *key)
 {
 	QidFingerprint keys[FREQ_KEY_BATCH];
-	int			nkeys = state->nkeys;
+	int			nkeys = key ? 1 : state->nkeys;
 
 	/* taken out first: a class added may partition the state, which flushes again */
-	memcpy(keys, state->keys, nkeys * sizeof(QidFingerprint));
-	state->nkeys = 0;
+	memcpy(keys, key ? key : state->keys, nkeys * sizeof(QidFingerprint));
+	if (key == NULL)
+		state->nkeys = 0;
 	for (int i = 0; i < nkeys; i++)
 		QidKeyRemix(&keys[i]);
 	for (int i = 0; i < nkeys; i++)
@@ -625,9 +626,16 @@ FreqStateAddKey(FreqState *state, const QidFingerprint *key)
 	state->front_keys = true;
 	if (CountInFront(state, key))
 		return;
-	state->keys[state->nkeys++] = *key;
-	if (state->nkeys == FREQ_KEY_BATCH)
-		FlushKeys(state);
+	/* a hashed aggregate's many states stay small: each key is spread alone */
+	if (unlikely(state->keys == NULL) && !state->one_of_many)
+	{
+		state->keys = MemoryContextAlloc(state->context, FREQ_KEY_BATCH * sizeof(QidFingerprint));
+		state->memory += FREQ_KEY_BATCH * sizeof(QidFingerprint);
+	}
+	if (state->keys == NULL)
+		FlushKeys(state, key);
+	else if ((state->keys[state->nkeys++] = *key, state->nkeys == FREQ_KEY_BATCH))
+		FlushKeys(state, NULL);
 }
 
 /*
@@ -836,7 +844,7 @@ FlushHeldRows(FreqState *state)
 	if (state->front != NULL)
 		FlushFront(state, FRONT_START_ROWS);
 	if (state->nkeys > 0)
-		FlushKeys(state);
+		FlushKeys(state, NULL);
 	if (state->nring > 0)
 		DrainHeldRing(state);
 	if (state->nheld > 0)
@@ -1147,6 +1155,13 @@ FreqStateFree(FreqState *state)
 		FreqStateFree(attached);
 	}
 	ReleaseEncoded(state);
+	if (state->keys != NULL)
+	{
+		state->memory -= FREQ_KEY_BATCH * sizeof(QidFingerprint);
+		pfree(state->keys);
+		state->keys = NULL;
+		state->nkeys = 0;
+	}
 	if (state->held != NULL)
 	{
 		state->memory -= (double) (sizeof(uint64) << state->held_bits);

@@ -255,8 +255,8 @@ typedef struct FreqState
 	int64		front_misses;	/* rows of this window it did not hold */
 	bool		front_keys;		/* it holds _key aggregates' keys, remixed
 								 * (QidKeyRemix) only as they leave it */
-	int			nkeys;			/* keys in keys, not yet remixed and counted */
-	QidFingerprint keys[FREQ_KEY_BATCH];
+	QidFingerprint *keys;		/* FREQ_KEY_BATCH keys' room, once needed */
+	int			nkeys;			/* keys in it, not yet remixed and counted */
 	int			npending;		/* rows in pending, not yet in the table */
 	int			pending_head;	/* the oldest of them, once pending is full */
 	QidFingerprint pending[FREQ_PENDING_ROWS];

@@ -16,7 +16,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
 -- QIDs (counted per value) and 26 of the front table of recent classes and of merges
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 28);
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 30);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -307,13 +307,14 @@ FROM front_runs WHERE run = 'repeated';
 -- group's: front tables in the first only.  Groups keyed by an xid, which
 -- hashes but has no order, can only be hashed; by an integer, with hashing
 -- off, only sorted.
-CREATE FUNCTION pg_temp.group_figures(group_key text, OUT ours text, OUT reference text, OUT started bigint)
+CREATE FUNCTION pg_temp.group_figures(group_key text, OUT ours text, OUT reference text, OUT started bigint,
+									  agg text DEFAULT 'singleton_count(h, a)')
 LANGUAGE plpgsql AS $$
 DECLARE
 	before bigint := (SELECT fronts_started FROM qidrisk_internal.state_events());
 BEGIN
 	EXECUTE format($q$SELECT string_agg(format('%%s:%%s', g, n), ' ' ORDER BY g::text)
-		FROM (SELECT %s AS g, singleton_count(h, a) AS n FROM fr WHERE i <= 90000 GROUP BY 1) s$q$, group_key)
+		FROM (SELECT %s AS g, %s AS n FROM fr WHERE i <= 90000 GROUP BY 1) s$q$, group_key, agg)
 	INTO ours;
 	started := (SELECT fronts_started FROM qidrisk_internal.state_events()) - before;
 	SELECT string_agg(format('%s:%s', g, n), ' ' ORDER BY g) INTO reference
@@ -326,6 +327,10 @@ SET LOCAL enable_hashagg = off;
 CREATE TEMP TABLE group_runs AS SELECT 'sorted' AS strategy, * FROM pg_temp.group_figures('i % 3');
 RESET enable_hashagg;
 INSERT INTO group_runs SELECT 'hashed', * FROM pg_temp.group_figures('(i % 3)::text::xid');
+INSERT INTO group_runs SELECT 'hashed, key', * FROM pg_temp.group_figures('(i % 3)::text::xid', agg => 'singleton_count_key(qid_key(h, a))');
+SET LOCAL enable_hashagg = off;
+INSERT INTO group_runs SELECT 'sorted, key', * FROM pg_temp.group_figures('i % 3', agg => 'singleton_count_key(qid_key(h, a))');
+RESET enable_hashagg;
 SELECT is(ours, reference, 'front tables of three groups'' states, sorted aggregate = GROUP BY')
 FROM group_runs WHERE strategy = 'sorted';
 SELECT is(started, 3::bigint, 'three groups, sorted aggregate: a front table each')
@@ -334,6 +339,11 @@ SELECT is(ours, reference, 'three groups'' states, hashed aggregate = GROUP BY')
 FROM group_runs WHERE strategy = 'hashed';
 SELECT is(started, 0::bigint, 'three groups, hashed aggregate: no front table')
 FROM group_runs WHERE strategy = 'hashed';
+-- a hashed aggregate's key states spread each key as it comes, a sorted one's 32 at a time
+SELECT is(ours, reference, 'three groups'' _key states, hashed aggregate = GROUP BY')
+FROM group_runs WHERE strategy = 'hashed, key';
+SELECT is(ours, reference, 'three groups'' _key states, sorted aggregate = GROUP BY')
+FROM group_runs WHERE strategy = 'sorted, key';
 -- no front table where there is no room for it (an eighth of the budget), and
 -- one in a state that spills
 SET LOCAL qidrisk.max_state_memory = '600kB';
