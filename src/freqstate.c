@@ -499,13 +499,24 @@ FrontSlot(const FreqState *state, const QidFingerprint *fp)
 	return &state->front[((fp->lo ^ fp->hi) * state->front_multiplier) >> (64 - FRONT_BITS)];
 }
 
-/* Add a class leaving the front table to the state, a key remixed first */
+/* Add count rows of a _key aggregate's key, its bits spread first */
 static inline void
-AddFrontClass(FreqState *state, FreqFrontSlot *slot)
+AddKeyClass(FreqState *state, const QidFingerprint *key, int64 count)
+{
+	QidFingerprint fp = *key;
+
+	QidKeyRemix(&fp);
+	AddClass(state, &fp, count);
+}
+
+/* Add a class leaving the front table to the state (a key is spread then) */
+static inline void
+AddFrontClass(FreqState *state, const FreqFrontSlot *slot)
 {
 	if (state->front_keys)
-		QidKeyRemix(&slot->key);
-	AddClass(state, &slot->key, slot->count);
+		AddKeyClass(state, &slot->key, slot->count);
+	else
+		AddClass(state, &slot->key, slot->count);
 }
 
 /* Move the front table's classes on to the state and free it; a new one may start wait rows later */
@@ -594,32 +605,23 @@ FreqStateAddRow(FreqState *state, const QidFingerprint *fp)
 		AddClass(state, fp, 1);
 }
 
-/*
- * Remix and count the keys held back (or only key, if not NULL), the mixing
- * of one independent of the next's, so that their mixes overlap
- */
+/* Remix and count the keys held back, all mixes first, so that they overlap */
 static void
-FlushKeys(FreqState *state, const QidFingerprint *key)
+FlushKeys(FreqState *state)
 {
 	QidFingerprint keys[FREQ_KEY_BATCH];
-	int			nkeys = key ? 1 : state->nkeys;
+	int			nkeys = state->nkeys;
 
 	/* taken out first: a class added may partition the state, which flushes again */
-	memcpy(keys, key ? key : state->keys, nkeys * sizeof(QidFingerprint));
-	if (key == NULL)
-		state->nkeys = 0;
+	memcpy(keys, state->keys, nkeys * sizeof(QidFingerprint));
+	state->nkeys = 0;
 	for (int i = 0; i < nkeys; i++)
 		QidKeyRemix(&keys[i]);
 	for (int i = 0; i < nkeys; i++)
 		AddClass(state, &keys[i], 1);
 }
 
-/*
- * Count one row of a _key aggregate's key (any uuid), whose bits are spread
- * by QidKeyRemix before it is placed: a key the front table holds is counted
- * there as it is, and remixed only as it leaves (a state of few classes then
- * mixes once a class, not once a row)
- */
+/* Count one row of a _key aggregate's key (any uuid), spread as the header says */
 void
 FreqStateAddKey(FreqState *state, const QidFingerprint *key)
 {
@@ -627,15 +629,19 @@ FreqStateAddKey(FreqState *state, const QidFingerprint *key)
 	if (CountInFront(state, key))
 		return;
 	/* a hashed aggregate's many states stay small: each key is spread alone */
-	if (unlikely(state->keys == NULL) && !state->one_of_many)
+	if (state->one_of_many)
+	{
+		AddKeyClass(state, key, 1);
+		return;
+	}
+	if (unlikely(state->keys == NULL))
 	{
 		state->keys = MemoryContextAlloc(state->context, FREQ_KEY_BATCH * sizeof(QidFingerprint));
 		state->memory += FREQ_KEY_BATCH * sizeof(QidFingerprint);
 	}
-	if (state->keys == NULL)
-		FlushKeys(state, key);
-	else if ((state->keys[state->nkeys++] = *key, state->nkeys == FREQ_KEY_BATCH))
-		FlushKeys(state, NULL);
+	state->keys[state->nkeys++] = *key;
+	if (state->nkeys == FREQ_KEY_BATCH)
+		FlushKeys(state);
 }
 
 /*
@@ -844,7 +850,7 @@ FlushHeldRows(FreqState *state)
 	if (state->front != NULL)
 		FlushFront(state, FRONT_START_ROWS);
 	if (state->nkeys > 0)
-		FlushKeys(state, NULL);
+		FlushKeys(state);
 	if (state->nring > 0)
 		DrainHeldRing(state);
 	if (state->nheld > 0)
@@ -1155,13 +1161,6 @@ FreqStateFree(FreqState *state)
 		FreqStateFree(attached);
 	}
 	ReleaseEncoded(state);
-	if (state->keys != NULL)
-	{
-		state->memory -= FREQ_KEY_BATCH * sizeof(QidFingerprint);
-		pfree(state->keys);
-		state->keys = NULL;
-		state->nkeys = 0;
-	}
 	if (state->held != NULL)
 	{
 		state->memory -= (double) (sizeof(uint64) << state->held_bits);
