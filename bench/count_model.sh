@@ -79,6 +79,8 @@ out = [
     f"{cpus} cores ({cpu}, L2/L3 cache {caches}), load average {float(before):.2f} before and "
     f"{float(after):.2f} after.",
     "",
+    "`lsm` is the frequency state's layout (four partitions, each a sorted array and a buffer of a quarter of its classes, merged into it when full), `hash` one open-addressing table whose slots are prefetched sixteen rows ahead, `radix` every row's fingerprint scattered into partitions of about 32,768 rows, each counted in a table that fits the cache, and `compact` the same with the rows held at most as many as the classes counted; in parentheses, the most memory each held.",
+    "",
     "| QID shape | classes | singletons | "
     + " | ".join(f"{s}: ns/row (MB)" for s in structs) + " |",
     "|---|---|---|" + "---|" * len(structs),
