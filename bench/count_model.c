@@ -6,7 +6,7 @@
  * bench/count_model.sh pipes in the rows of one QID shape (integer columns,
  * tab-separated, as COPY writes them).  Each row's 128-bit fingerprint is
  * computed first, the way qidrisk folds int4 columns, and then the same
- * fingerprints are counted by three structures, each timed alone, in
+ * fingerprints are counted by four structures, each timed alone, in
  * interleaved rounds:
  *
  *   lsm    the frequency state's layout: four partitions by the top bits,
@@ -25,8 +25,9 @@
  *
  * It prints a line per structure: its name, the rows, the median nanoseconds
  * per row, the peak MB it held and that per class, and the classes and
- * singletons it found (all must agree, or it exits with 1).  A model: no executor, no function calls, no
- * other work for the cache; what it leaves out only adds time.
+ * singletons it found (all must agree, or it exits with 1).  A model: no
+ * executor, no function calls, no other work for the cache; what it leaves
+ * out only adds time.
  */
 #include <stdint.h>
 #include <stdio.h>
