@@ -7,7 +7,8 @@
  * are exactly those of an unbounded state.  A partition with more runs than
  * the merge's fan-in first merges runs into longer runs.  This file owns the
  * merge (MergeSources, a tree of MergeNodes), merging a sorted run into a
- * partition's array (MergeRun), reducing and adopting runs, decoding a
+ * partition's array (MergeRun), draining a partition's buffer into it
+ * (DrainPartition: sort, sum, merge), reducing and adopting runs, decoding a
  * received state's partitions into arrays (DecodePartitions), merging one
  * state's arrays into another's (MergePartitionsOf), and streaming one
  * partition of a state with its attached states and runs (StreamPartition).
@@ -456,6 +457,83 @@ CopyRuns(FreqState *into, FreqPartition *partition, const FreqPartition *from)
 		EndRun(writer);
 	}
 	pfree(writer);
+}
+
+/*
+ * Sort a partition's buffer into the scratch array and sum equal
+ * fingerprints there; returns how many classes the run holds
+ */
+int64
+SortAndSumBuffer(FreqState *state, FreqPartition *partition, CountedClass **run)
+{
+	CountedClass *sorted;
+	int64		nrun = 0;
+
+	/* the sort's scratch may have to grow first */
+	SpillUntilFits(state, NULL, 0,
+				   (double) (GrownCapacity(state->scratch_capacity, partition->nbuffered) -
+							 state->scratch_capacity) * sizeof(CountedClass) +
+				   (double) Max(BucketsFor(partition->nbuffered) + 1 - state->bucket_capacity, 0) *
+				   sizeof(int64));
+	sorted = SortBuffer(state, partition->buffer, partition->nbuffered);
+
+	for (int64 i = 0; i < partition->nbuffered; i++)
+	{
+		if (nrun > 0 && QidFingerprintCompare(&sorted[nrun - 1].key, &sorted[i].key) == 0)
+			sorted[nrun - 1].count += sorted[i].count;
+		else
+			sorted[nrun++] = sorted[i];
+	}
+	*run = sorted;
+	return nrun;
+}
+
+/* Sort a partition's buffer, sum equal fingerprints, and merge it in */
+void
+DrainPartition(FreqState *state, FreqPartition *partition)
+{
+	CountedClass *sorted;
+	int64		nrun = 0;
+	int64		wanted;
+
+	if (partition->nbuffered == 0)
+		return;
+	DecodePartitions(state);
+	nrun = SortAndSumBuffer(state, partition, &sorted);
+	SpillUntilFits(state, partition, nrun, 0);
+	MergeRun(state, partition, sorted, nrun);
+	partition->nbuffered = 0;
+
+	/* let the (now empty) buffer grow with the partition, so merges stay rare */
+	wanted = Max(MIN_BUFFERED_PER_PARTITION, partition->nclasses / 4);
+	if (SpillAllowed(state) && wanted > partition->buffer_capacity)
+	{
+		/*
+		 * A state that may spill keeps its buffers and the sort's scratch to a
+		 * quarter of the budget, grown only when that fits without spilling,
+		 * so that the arrays (the runs to be) get the rest.
+		 */
+		int64		cap = state->budget / (4 * (PARTITIONS + 1) * sizeof(CountedClass));
+		double		added;
+
+		wanted = Min(wanted, Max(cap, MIN_BUFFERED_PER_PARTITION));
+		/* GrowArray rounds the capacity up by doubling */
+		wanted = GrownCapacity(0, wanted);
+		added = (double) (wanted - partition->buffer_capacity) * sizeof(CountedClass) +
+			(double) (GrownCapacity(state->scratch_capacity, wanted) -
+					  state->scratch_capacity) * sizeof(CountedClass) +
+			(double) Max(BucketsFor(wanted) + 1 - state->bucket_capacity, 0) * sizeof(int64);
+		if (state->memory + added > (double) state->budget)
+			wanted = partition->buffer_capacity;
+	}
+	if (wanted > partition->buffer_capacity)
+	{
+		state->memory -= (double) partition->buffer_capacity * sizeof(CountedClass);
+		pfree(partition->buffer);
+		partition->buffer = NULL;
+		partition->buffer_capacity = 0;
+		partition->buffer = GrowArray(state, NULL, &partition->buffer_capacity, wanted);
+	}
 }
 
 /*

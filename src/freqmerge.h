@@ -17,6 +17,8 @@ extern void MergeRun(FreqState *state, FreqPartition *partition, const CountedCl
 extern void AdoptRuns(FreqState *into, FreqState *from) FREQ_PRIVATE;
 extern void CopyRuns(FreqState *into, FreqPartition *partition, const FreqPartition *from) FREQ_PRIVATE;
 extern void DecodePartitions(FreqState *state) FREQ_PRIVATE;
+extern int64 SortAndSumBuffer(FreqState *state, FreqPartition *partition, CountedClass **run) FREQ_PRIVATE;
+extern void DrainPartition(FreqState *state, FreqPartition *partition) FREQ_PRIVATE;
 extern void MergePartitionsOf(FreqState *into, const FreqState *from) FREQ_PRIVATE;
 extern void StreamPartition(FreqState *state, int p, int narrays, FreqCounts *counts,
 							ClassVisitor visit, void *arg) FREQ_PRIVATE;

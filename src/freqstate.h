@@ -10,7 +10,6 @@
 
 #include "freqmerge.h"
 
-extern int64 SortAndSumBuffer(FreqState *state, FreqPartition *partition, CountedClass **run) FREQ_PRIVATE;
 extern FreqState *CreateState(MemoryContext context, Size nclasses, bool partitioned) FREQ_PRIVATE;
 extern void AddClass(FreqState *state, const QidFingerprint *fp, int64 count) FREQ_PRIVATE;
 extern void FlushHeldRows(FreqState *state) FREQ_PRIVATE;
