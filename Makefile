@@ -1,7 +1,7 @@
 # qidrisk: PGXS build
 EXTENSION = qidrisk
 MODULE_big = qidrisk
-OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqclass.o src/freqspill.o src/freqmerge.o src/freqstate.o src/freqwire.o src/handover.o src/frequency.o src/birthday.o src/distribution.o src/anonymity.o src/quantile.o src/clustering.o src/sample.o src/utility.o
+OBJS = src/qidrisk.o src/aggcommon.o src/fingerprint.o src/freqclass.o src/freqspill.o src/freqmerge.o src/freqlog.o src/freqstate.o src/freqread.o src/freqwire.o src/handover.o src/frequency.o src/birthday.o src/distribution.o src/anonymity.o src/quantile.o src/clustering.o src/sample.o src/utility.o
 OBJS += src/qidsearch.o
 OBJS += src/kmap.o
 OBJS += src/indivrisk.o

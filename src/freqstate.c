@@ -59,6 +59,7 @@
 #include "aggcommon.h"
 #include "fingerprint.h"
 #include "freqengine.h"
+#include "freqlog.h"
 #include "freqstate.h"
 #include "hashkey.h"
 #include "settings.h"
@@ -320,6 +321,52 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 	return CreateState(context, nclasses, false);
 }
 
+/*
+ * The row log (freqlog.c): a serial aggregate's state past
+ * PARTITION_AFTER_CLASSES classes holds its next rows as they come instead
+ * of partitioning, while they stay mostly distinct (a row in LOG_REPEATS
+ * new) and within the budget; a reader counts them with the table's classes
+ * (CountLogInPlace), anything else counts them into the state (FlushLog).
+ */
+#define LOG_START_BYTES (sizeof(RowLog) + 65536.0 * sizeof(QidFingerprint))
+#define LOG_REPEATS 1.25
+
+static void FlushLog(FreqState *state);
+
+/* Whether the budget has room for a copy of the log's rows, which counts them faster */
+#define LogCopyFits(state, log) \
+	((state)->memory + (double) ((log)->nrows * sizeof(QidFingerprint)) <= (double) (state)->budget)
+
+static void
+StartLog(FreqState *state)
+{
+	state->log = RowLogCreate(state->context);
+	state->memory += (double) RowLogBytes(state->log);
+	state->log_counted_table_rows = -1;
+	qidrisk_freq_events.logs_started++;
+}
+
+/* Log one row; a full log doubles, or is counted in when rows repeat or the budget is near */
+static void
+LogRow(FreqState *state, const QidFingerprint *fp)
+{
+	RowLog	   *log = state->log;
+	double		added = (double) (log->capacity * sizeof(QidFingerprint));
+
+	if (likely(RowLogAppend(log, fp)))
+		return;
+	if (state->memory + added > (double) state->budget ||
+		(double) log->sampled > LOG_REPEATS * RowLogDistinct(log))
+	{
+		FlushLog(state);
+		AddClass(state, fp, 1);
+		return;
+	}
+	RowLogGrow(log);
+	state->memory += added;
+	RowLogAppend(log, fp);
+}
+
 /* Add count rows of class fp to the single table, which may partition or spill */
 static void
 AddToTable(FreqState *state, const QidFingerprint *fp, int64 count)
@@ -338,7 +385,16 @@ AddToTable(FreqState *state, const QidFingerprint *fp, int64 count)
 	/* a window aggregate reads its state after every row: keep it one table */
 	if (unlikely(state->classes > PARTITION_AFTER_CLASSES ||
 				 state->memory > (double) state->budget) && !state->windowed)
-		Partition(state);
+	{
+		/* mostly new classes so far: the next rows go to a log instead */
+		if (state->log == NULL && state->log_allowed && !state->log_off &&
+			state->memory + LOG_START_BYTES <= (double) state->budget)
+			StartLog(state);
+		else if (state->log == NULL)
+			Partition(state);
+		else if (state->memory > (double) state->budget)
+			FlushLog(state);
+	}
 }
 
 /* Insert the rows held back for their buckets (every reader does, through DrainBuffers) */
@@ -400,7 +456,9 @@ PendRow(FreqState *state, const QidFingerprint *fp)
 void
 AddClass(FreqState *state, const QidFingerprint *fp, int64 count)
 {
-	if (state->single == NULL)
+	if (state->log != NULL && count == 1)
+		LogRow(state, fp);
+	else if (state->single == NULL)
 		BufferClass(state, fp, count);
 	else if (count == 1)
 		PendRow(state, fp);
@@ -767,9 +825,9 @@ FreqStateAddValue(FreqState *state, Datum value)
 	CountHeldValue(state, oldest);
 }
 
-/* Count every row held back: the front table, keys, held values, then rows waiting for their buckets */
-void
-FlushHeldRows(FreqState *state)
+/* Count every row held back but the log's: the front table, keys, held values, then rows waiting for their buckets */
+static void
+FlushHeldBack(FreqState *state)
 {
 	if (state->front != NULL)
 		FlushFront(state, FRONT_START_ROWS);
@@ -781,6 +839,15 @@ FlushHeldRows(FreqState *state)
 		FlushHeld(state, false);
 	if (state->npending > 0)
 		FlushPending(state);
+}
+
+/* Count every row held back, the log's last */
+void
+FlushHeldRows(FreqState *state)
+{
+	FlushHeldBack(state);
+	if (state->log != NULL)
+		FlushLog(state);
 }
 
 /* Merge every partition's buffered rows into its array */
@@ -874,7 +941,7 @@ MaterializeAttached(FreqState *state)
  * call visit (if any) with each.  Nothing is modified but the run lists
  * (runs are merged into longer ones when there are too many).
  */
-static void
+void
 StreamClasses(FreqState *state, ClassVisitor visit, void *arg)
 {
 	FreqCounts	counts = {0, 0, 0};
@@ -985,12 +1052,17 @@ FreqStateRemoveRow(FreqState *state, const QidFingerprint *fp)
 
 /*
  * Call visit for every class of a state, attached states and file runs
- * included: a partitioned state yields its classes in ascending order.
+ * included: a partitioned state yields its classes in ascending order (its
+ * log counted in first), a single table in no order.
  */
 void
 ForEachClass(FreqState *state, ClassVisitor visit, void *arg)
 {
 	uint64		visited = 0;
+	FreqCounts	counts;
+
+	if (state->log != NULL && CountLogInPlace(state, visit, arg, &counts))
+		return;
 
 	/* held rows first: counting them may partition the state */
 	FlushHeldRows(state);
@@ -1032,6 +1104,65 @@ static void
 MergeClass(const QidFingerprint *key, int64 count, void *arg)
 {
 	AddClass((FreqState *) arg, key, count);
+}
+
+/* Count the log's rows into the state's table or partitions, and log no more */
+static void
+FlushLog(FreqState *state)
+{
+	RowLog	   *log = state->log;
+	Size		bytes = RowLogBytes(log);
+
+	state->log = NULL;
+	state->log_off = true;
+	qidrisk_freq_events.logs_flushed++;
+	RowLogCount(log, NULL, 0, MergeClass, state, NULL, LogCopyFits(state, log));
+	RowLogFree(log);
+	state->memory -= (double) bytes;
+}
+
+/*
+ * Count the log with the single table's classes as its seeds, leaving both
+ * as they are (the counts kept until either changes); false, the log counted
+ * into the state, when the state has partitions or attached states
+ */
+bool
+CountLogInPlace(FreqState *state, ClassVisitor visit, void *arg, FreqCounts *counts)
+{
+	CountedClass *seeds;
+	int64		nseeds = 0;
+	freqhash_iterator iterator;
+	FreqEntry  *entry;
+
+	FlushHeldBack(state);
+	if (state->log == NULL)
+		return false;
+	if (state->single == NULL || state->attached != NULL)
+	{
+		FlushLog(state);
+		return false;
+	}
+	if (visit == NULL && state->log_counted_rows == state->log->nrows &&
+		state->log_counted_table_rows == state->rows)
+	{
+		*counts = state->log_counts;
+		return true;
+	}
+	seeds = palloc_extended(sizeof(CountedClass) * Max(state->single->members, 1), MCXT_ALLOC_HUGE);
+	freqhash_start_iterate(state->single, &iterator);
+	while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
+	{
+		seeds[nseeds].key = entry->key;
+		seeds[nseeds++].count = entry->count;
+	}
+	memset(counts, 0, sizeof(*counts));
+	RowLogCount(state->log, seeds, nseeds, visit, arg, counts, LogCopyFits(state, state->log));
+	pfree(seeds);
+	state->log_counts = *counts;
+	state->log_counted_rows = state->log->nrows;
+	state->log_counted_table_rows = state->rows;
+	qidrisk_freq_events.logs_counted++;
+	return true;
 }
 
 /* Add every class of from into into */
@@ -1085,6 +1216,11 @@ FreqStateFree(FreqState *state)
 		FreqStateFree(attached);
 	}
 	ReleaseEncoded(state);
+	if (state->log != NULL)
+	{
+		RowLogFree(state->log);
+		state->log = NULL;
+	}
 	if (state->held != NULL)
 	{
 		state->memory -= (double) (sizeof(uint64) << state->held_bits);
@@ -1104,81 +1240,6 @@ FreqStateFree(FreqState *state)
 	}
 	/* the struct itself stays: the context's reset callback still points to it */
 	state->single = NULL;
-}
-
-/* The counters over the state, anything attached to it and its file runs */
-void
-FreqStateCounts(FreqState *state, FreqCounts *counts)
-{
-	/* held rows first: counting them may partition the state or spill it */
-	FlushHeldRows(state);
-	if (state->single == NULL)
-	{
-		DrainBuffers(state);
-		/* a worker file's classes are counted (and checked) as they are read */
-		if (state->attached != NULL || HasRuns(state) || state->encoded_file != NULL)
-		{
-			if (!state->streamed)
-				StreamClasses(state, NULL, NULL);
-			counts->rows = state->streamed_rows;
-			counts->classes = state->streamed_classes;
-			counts->singletons = state->streamed_singletons;
-			return;
-		}
-	}
-	FreqStateSettle(state);
-	counts->rows = state->rows;
-	counts->classes = state->classes;
-	counts->singletons = state->singletons;
-}
-
-int64
-FreqStateClasses(FreqState *state)
-{
-	FreqCounts	counts;
-
-	FreqStateCounts(state, &counts);
-	return counts.classes;
-}
-
-/*
- * About how many classes a state holds, without reading its file runs: a
- * spilled state answers just past the partitioning threshold.  For sizing
- * a state to merge it into.
- */
-int64
-FreqStateSizeHint(FreqState *state)
-{
-	/* a lent state is large, and counting it would merge its buffers */
-	if (state->lent || FreqStateSpilled(state))
-		return PARTITION_AFTER_CLASSES + 1;
-	/* a worker file's classes would have to be read: its message's count */
-	if (state->encoded_file != NULL)
-		return state->classes;
-	return FreqStateClasses(state);
-}
-
-typedef struct VisitContext
-{
-	FreqVisitor visitor;
-	void	   *arg;
-} VisitContext;
-
-static void
-VisitClass(const QidFingerprint *key pg_attribute_unused(), int64 count, void *arg)
-{
-	VisitContext *context = (VisitContext *) arg;
-
-	context->visitor(count, context->arg);
-}
-
-/* Call visitor with the size of every class */
-void
-FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
-{
-	VisitContext context = {visitor, arg};
-
-	ForEachClass(state, VisitClass, &context);
 }
 
 /*

@@ -16,5 +16,7 @@ extern void FlushHeldRows(FreqState *state) FREQ_PRIVATE;
 extern void DrainBuffers(FreqState *state) FREQ_PRIVATE;
 extern bool HasRuns(const FreqState *state) FREQ_PRIVATE;
 extern void ForEachClass(FreqState *state, ClassVisitor visit, void *arg) FREQ_PRIVATE;
+extern void StreamClasses(FreqState *state, ClassVisitor visit, void *arg) FREQ_PRIVATE;
+extern bool CountLogInPlace(FreqState *state, ClassVisitor visit, void *arg, FreqCounts *counts) FREQ_PRIVATE;
 
 #endif							/* FREQSTATE_H */

@@ -69,6 +69,10 @@ FreqStateForUpdate(FunctionCallInfo fcinfo)
 	state->one_of_many = fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
 		((AggState *) fcinfo->context)->aggstrategy != AGG_PLAIN &&
 		((AggState *) fcinfo->context)->aggstrategy != AGG_SORTED;
+	/* a serial aggregate's own state, read by its final functions only, may log rows */
+	state->log_allowed = !state->windowed && !state->one_of_many &&
+		fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+		((AggState *) fcinfo->context)->aggsplit == AGGSPLIT_SIMPLE;
 	return state;
 }
 
@@ -711,8 +715,8 @@ Datum
 qidrisk_state_events(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {false};
+	Datum		values[13];
+	bool		nulls[13] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
 		tupdesc->natts > (int) lengthof(values))
@@ -724,10 +728,14 @@ qidrisk_state_events(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(qidrisk_freq_events.files_received);
 	values[3] = Int64GetDatum(qidrisk_freq_events.partitions_decoded);
 	values[4] = Int64GetDatum(qidrisk_freq_events.partitions_to_runs);
-	/* the last four came in 1.1.0; a 1.0.0 catalog has five columns */
+	/* the last eight came in 1.1.0; a 1.0.0 catalog has five columns */
 	values[5] = Int64GetDatum(qidrisk_freq_events.fronts_started);
 	values[6] = Int64GetDatum(qidrisk_freq_events.fronts_given_up);
 	values[7] = Int64GetDatum(qidrisk_freq_events.merges_from_front);
 	values[8] = Int64GetDatum(qidrisk_freq_events.lattice_packed_splits);
+	values[9] = Int64GetDatum(qidrisk_freq_events.logs_started);
+	values[10] = Int64GetDatum(qidrisk_freq_events.logs_counted);
+	values[11] = Int64GetDatum(qidrisk_freq_events.logs_flushed);
+	values[12] = Int64GetDatum(qidrisk_freq_events.logs_bucketed_in_place);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -196,6 +196,14 @@ typedef struct FreqFrontSlot
 	int64		count;			/* 0: a free slot */
 } FreqFrontSlot;
 
+/* The counters of a state, its attached states and buffered rows included */
+typedef struct FreqCounts
+{
+	int64		rows;
+	int64		classes;
+	int64		singletons;
+} FreqCounts;
+
 typedef struct FreqState
 {
 	MemoryContext context;		/* where the hash tables live */
@@ -257,18 +265,17 @@ typedef struct FreqState
 								 * (QidKeyRemix) only as they leave it */
 	QidFingerprint *keys;		/* FREQ_KEY_BATCH keys' room, once needed */
 	int			nkeys;			/* keys in it, not yet remixed and counted */
+	struct RowLog *log;			/* rows held as they came (freqlog.c), if any */
+	bool		log_allowed;	/* a serial aggregate's own state: may log */
+	bool		log_off;		/* its log was counted in: no other */
+	int64		log_counted_rows;	/* the log's rows and the table's when */
+	int64		log_counted_table_rows;	/* log_counts was taken (-1: never) */
+	FreqCounts	log_counts;		/* the counts of the log and the table then */
 	int			npending;		/* rows in pending, not yet in the table */
 	int			pending_head;	/* the oldest of them, once pending is full */
 	QidFingerprint pending[FREQ_PENDING_ROWS];
 } FreqState;
 
-/* The counters of a state, its attached states and buffered rows included */
-typedef struct FreqCounts
-{
-	int64		rows;
-	int64		classes;
-	int64		singletons;
-} FreqCounts;
 
 /* What this process's frequency states have done since it started (for tests) */
 typedef struct FreqStateEvents
@@ -281,6 +288,10 @@ typedef struct FreqStateEvents
 	int64		fronts_started;	/* front tables of recent classes started */
 	int64		fronts_given_up;	/* ... and given up for missing too often */
 	int64		merges_from_front;	/* runs merged into the free classes before an array */
+	int64		logs_started;	/* row logs started (freqlog.c) */
+	int64		logs_counted;	/* ... counted in place by a reader */
+	int64		logs_flushed;	/* ... counted into their state's table or partitions */
+	int64		logs_bucketed_in_place; /* ... put in bucket order without a copy */
 	int64		lattice_packed_splits;	/* qid_lattice nodes split from packed codes */
 } FreqStateEvents;
 

@@ -15,8 +15,9 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
--- QIDs (counted per value) and 26 of the front table of recent classes and of merges
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 30);
+-- QIDs (counted per value) and 31 of the front table of recent classes, the
+-- row log and merges
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 35);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -247,7 +248,8 @@ ANALYZE fr;
 -- (suffix '_key': the aggregates over qid_key's uuid)
 CREATE FUNCTION pg_temp.front_figures(qid text, cond text, suffix text DEFAULT '', OUT ours text, OUT reference text,
 									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint,
-									  OUT from_front bigint)
+									  OUT from_front bigint, OUT logged bigint, OUT log_counted bigint,
+									  OUT log_flushed bigint, OUT in_place bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
 	before record;
@@ -261,6 +263,10 @@ BEGIN
 	given_up := after.fronts_given_up - before.fronts_given_up;
 	partitioned := after.partitioned - before.partitioned;
 	from_front := after.merges_from_front - before.merges_from_front;
+	logged := after.logs_started - before.logs_started;
+	log_counted := after.logs_counted - before.logs_counted;
+	log_flushed := after.logs_flushed - before.logs_flushed;
+	in_place := after.logs_bucketed_in_place - before.logs_bucketed_in_place;
 	EXECUTE format($q$
 		WITH c AS (SELECT count(*) AS n FROM fr WHERE %2$s GROUP BY %1$s)
 		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
@@ -278,24 +284,47 @@ UNION ALL SELECT 'hot', * FROM pg_temp.front_figures('h, b', 'true')
 UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000', '_key')
 UNION ALL SELECT 'hot, key', * FROM pg_temp.front_figures('qid_key(h, b)', 'true', '_key')
 UNION ALL SELECT 'repeated', * FROM pg_temp.front_figures('a % 100000, b', 'true');
+-- a budget with room for the log but not for the copy its count makes (every
+-- eighth row joins the class of the row before it), and one without room for
+-- the log's growth (counted into partitions, which spill)
+SET LOCAL qidrisk.max_state_memory = '7MB';
+INSERT INTO front_runs SELECT 'few, distinct, 7 MB', * FROM pg_temp.front_figures('a - (a % 8 = 0)::int, b IS NULL', 'i <= 260000');
+SET LOCAL qidrisk.max_state_memory = '8MB';
+INSERT INTO front_runs SELECT 'few, distinct, few, 8 MB', * FROM pg_temp.front_figures('a, b', 'true');
+RESET qidrisk.max_state_memory;
+SELECT ok(logged = 2 AND log_flushed = 2 AND partitioned = 2,
+		  'distinct rows that begin to repeat: logged, then counted into partitions')
+FROM front_runs WHERE run = 'repeated';
+SELECT is(ours, reference, 'rows logged, no room for a copy = GROUP BY') FROM front_runs WHERE run = 'few, distinct, 7 MB';
+SELECT ok(logged = 2 AND log_counted = 3 AND in_place = 3 AND partitioned = 0,
+		  'rows logged, no room for a copy: put in bucket order in place')
+FROM front_runs WHERE run = 'few, distinct, 7 MB';
+SELECT is(ours, reference, 'rows logged past the budget = GROUP BY') FROM front_runs WHERE run = 'few, distinct, few, 8 MB';
+SELECT ok(logged = 2 AND log_flushed = 2 AND in_place = 2 AND partitioned = 2,
+		  'rows logged past the budget: counted into partitions, in place')
+FROM front_runs WHERE run = 'few, distinct, few, 8 MB';
 SELECT is(ours, reference, 'front table, 291 classes = GROUP BY') FROM front_runs WHERE run = 'few';
 SELECT ok(started = 2 AND given_up = 0, 'front table, 291 classes: started, kept')
 FROM front_runs WHERE run = 'few';
 SELECT is(ours, reference, 'front table given up on distinct rows = GROUP BY') FROM front_runs WHERE run = 'few, distinct';
-SELECT ok(started = 2 AND given_up = 2 AND partitioned = 2, 'front table given up on distinct rows: started, given up, state partitioned')
+-- past 65,536 classes from about as many rows, the next rows are logged; the
+-- four figures count the log in place three times (singleton_count and
+-- class_count share one count, k_anonymity and rows_below_k visit the classes)
+SELECT ok(started = 2 AND given_up = 2 AND logged = 2 AND log_counted = 3 AND partitioned = 0,
+		  'front table given up on distinct rows: started, given up, rows logged and counted in place')
 FROM front_runs WHERE run = 'few, distinct';
 SELECT is(ours, reference, 'front table tried again after a million rows = GROUP BY') FROM front_runs WHERE run = 'few, distinct, few';
 SELECT ok(started = 4 AND given_up = 2, 'front table tried again after a million rows: started twice, given up once')
 FROM front_runs WHERE run = 'few, distinct, few';
 SELECT is(ours, reference, 'front table of 300 hot classes among 287,725 classes = GROUP BY') FROM front_runs WHERE run = 'hot';
-SELECT ok(started = 2 AND given_up = 0 AND partitioned = 2, 'front table of hot classes: kept while the state partitioned')
+SELECT ok(started = 2 AND given_up = 0 AND logged = 2, 'front table of hot classes: kept while the state logged its other rows')
 FROM front_runs WHERE run = 'hot';
 SELECT is(ours, reference, 'front table of the _key aggregates = GROUP BY') FROM front_runs WHERE run = 'key';
 SELECT ok(started = 2 AND given_up = 2, 'front table of the _key aggregates: started, given up') FROM front_runs WHERE run = 'key';
 -- a key is remixed as it leaves the front table; the first 4,096 rows, before
 -- the table starts, are remixed as they come: a hot class is counted both ways
 SELECT is(ours, reference, 'front table of the _key aggregates, hot classes = GROUP BY') FROM front_runs WHERE run = 'hot, key';
-SELECT ok(started = 2 AND given_up = 0 AND partitioned = 2, 'front table of the _key aggregates, hot classes: kept while the state partitioned')
+SELECT ok(started = 2 AND given_up = 0 AND logged = 2, 'front table of the _key aggregates, hot classes: kept while the state logged its other rows')
 FROM front_runs WHERE run = 'hot, key';
 -- 300,000 classes of about four rows: a merge into a partition's array from
 -- the back leaves the classes both held free before it, and a later run is
