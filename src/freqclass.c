@@ -610,26 +610,22 @@ EnsureBuckets(FreqState *state, int64 needed)
 }
 
 /*
- * Sort a buffer of uniformly distributed fingerprints into the state's
- * scratch array: scatter them into buckets by the bits below the partition
- * bits (about four per bucket), then insertion-sort the nearly sorted result.
- * Linear time for hash values; the scratch stays in cache between calls.
+ * Sort n uniformly distributed fingerprints, whose high halves share their
+ * top skip bits, into sorted (room for n), with starts (room for
+ * BucketsFor(n) + 1 counters): scatter them into buckets by the bits below
+ * those (about four per bucket), then insertion-sort the nearly sorted
+ * result.  Linear time for hash values.  A partition's buffer shares the
+ * partition bits (SortBuffer).
  */
-CountedClass *
-SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
+void
+SortClasses(const CountedClass *buffer, int64 n, int skip, CountedClass *sorted, int64 *starts)
 {
 	int			bits = BucketBits(n);
 	int64		nbuckets = BucketsFor(n);
-	CountedClass *sorted;
-	int64	   *starts;
 
-	state->scratch = GrowArray(state, state->scratch, &state->scratch_capacity, n);
-	sorted = state->scratch;
-	EnsureBuckets(state, nbuckets + 1);
-	starts = state->buckets;
 	memset(starts, 0, (nbuckets + 1) * sizeof(int64));
 
-#define BucketOf(c) ((int64) (((c)->key.hi << PARTITION_BITS) >> (64 - bits)))
+#define BucketOf(c) ((int64) (((c)->key.hi << skip) >> (64 - bits)))
 	for (int64 i = 0; i < n; i++)
 		starts[BucketOf(&buffer[i]) + 1]++;
 	for (int64 b = 0; b < nbuckets; b++)
@@ -671,5 +667,14 @@ SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
 			}
 		}
 	}
-	return sorted;
+}
+
+/* Sort a partition's buffer into the state's scratch array, which stays in cache between calls */
+CountedClass *
+SortBuffer(FreqState *state, const CountedClass *buffer, int64 n)
+{
+	state->scratch = GrowArray(state, state->scratch, &state->scratch_capacity, n);
+	EnsureBuckets(state, BucketsFor(n) + 1);
+	SortClasses(buffer, n, PARTITION_BITS, state->scratch, state->buckets);
+	return state->scratch;
 }

@@ -351,6 +351,8 @@ extern void OpenPartitionSource(MergeSource *source, const FreqState *state, int
 extern void CloseSource(MergeSource *source) FREQ_PRIVATE;
 extern int	CompareCountedClasses(const void *a, const void *b) FREQ_PRIVATE;
 extern int64 BucketsFor(int64 n) FREQ_PRIVATE;
+extern void SortClasses(const CountedClass *buffer, int64 n, int skip, CountedClass *sorted,
+						int64 *starts) FREQ_PRIVATE;
 extern CountedClass *SortBuffer(FreqState *state, const CountedClass *buffer, int64 n) FREQ_PRIVATE;
 
 #endif							/* FREQCLASS_H */

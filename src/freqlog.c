@@ -10,8 +10,7 @@
  * classes by a keyed multiply-shift of the fingerprint's high half (so chosen
  * values cannot crowd one bucket), and counts each bucket in a hash table
  * that fits the cache, together with the classes the state counted before
- * the log began (its seeds); the rows are bucketed into a copy when the
- * budget has room for one, else in place.  A small distinct-count sketch (HyperLogLog) of
+ * the log began (its seeds).  A small distinct-count sketch (HyperLogLog) of
  * the rows tells the state when rows repeat, so that it counts the log into
  * its partitions and stops logging (freqstate.c decides; this file owns the
  * log, its sketch and the counting).
@@ -34,6 +33,9 @@
 /* Rows and seeds a bucket holds on average when counted, and most buckets */
 #define BUCKET_ROWS 32768
 #define MAX_BUCKET_BITS 16
+
+/* An ordered bucket of more rows than this was crowded by chosen fingerprints */
+#define CROWDED_BUCKET_ROWS (16 * BUCKET_ROWS)
 
 /* A bucket's table doubles past this share of its slots in use (short probes) */
 #define BUCKET_FILL 0.5
@@ -94,17 +96,16 @@ RowLogFree(RowLog *log)
 	pfree(log);
 }
 
+/* A row's bucket: the high half's top bits when ordered, else a keyed multiply-shift */
 static inline uint64
 BucketOf(const RowLog *log, const QidFingerprint *fp, int bits)
 {
-	return bits == 0 ? 0 : (fp->hi * log->bucket_multiplier) >> (64 - bits);
+	if (bits == 0)
+		return 0;
+	return (log->ordered ? fp->hi : fp->hi * log->bucket_multiplier) >> (64 - bits);
 }
 
-/*
- * Put the rows in bucket order: into out, or in place when out is NULL (an
- * American flag sort, slower: each move waits for the row it displaces);
- * start[b] is where bucket b begins, start[nbuckets] the end
- */
+/* Put the rows in bucket order into out; start[b] is where bucket b begins, start[nbuckets] the end */
 static void
 BucketRows(const RowLog *log, int bits, int64 *start, QidFingerprint *out)
 {
@@ -117,36 +118,11 @@ BucketRows(const RowLog *log, int bits, int64 *start, QidFingerprint *out)
 	for (int64 b = 0; b < nbuckets; b++)
 		start[b + 1] += start[b];
 	memcpy(next, start, sizeof(int64) * nbuckets);
-	if (out != NULL)
+	for (int64 x = 0; x < log->nrows; x++)
 	{
-		for (int64 x = 0; x < log->nrows; x++)
-		{
-			if ((x & 0xFFFFF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			out[next[BucketOf(log, &log->rows[x], bits)]++] = log->rows[x];
-		}
-		pfree(next);
-		return;
-	}
-	for (int64 b = 0; b < nbuckets; b++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		while (next[b] < start[b + 1])
-		{
-			QidFingerprint row = log->rows[next[b]];
-			uint64		to = BucketOf(log, &row, bits);
-
-			/* carry the row to its bucket, taking the one there, until one belongs here */
-			while (to != (uint64) b)
-			{
-				QidFingerprint taken = log->rows[next[to]];
-
-				log->rows[next[to]++] = row;
-				row = taken;
-				to = BucketOf(log, &row, bits);
-			}
-			log->rows[next[b]++] = row;
-		}
+		if ((x & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		out[next[BucketOf(log, &log->rows[x], bits)]++] = log->rows[x];
 	}
 	pfree(next);
 }
@@ -280,18 +256,22 @@ EmitClasses(BucketTable *t, ClassVisitor visit, void *arg, FreqCounts *counts)
 	}
 }
 
+/* What to do with a bucket's classes, counted in t (which it must empty) */
+typedef void (*BucketDone) (BucketTable *t, int bits, void *arg);
+
 /*
  * Count the log's rows with the seeds (classes counted before the log, each
- * once), bucket by bucket: visit every class (if visit is not NULL) and add
- * them up in counts (if not NULL).  The rows are put in bucket order in a
- * copy when copy is true and memory allows, else in place.
+ * once) bucket by bucket, at least 2^min_bits buckets, and hand each bucket's
+ * table to done.  The rows are put in bucket order in a copy (16 bytes a
+ * row, for the count only).  False, nothing counted, when ordered buckets
+ * are crowded (chosen fingerprints).
  */
-void
-RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
-			ClassVisitor visit, void *arg, FreqCounts *counts, bool copy)
+static bool
+CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, int min_bits,
+			 BucketDone done, void *arg)
 {
 	QidFingerprint *rows = NULL;
-	int			bits = 0;
+	int			bits = min_bits;
 	int64		nbuckets;
 	int64	   *start;
 	int64	   *seed_start;
@@ -303,14 +283,17 @@ RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
 		bits++;
 	nbuckets = (int64) 1 << bits;
 	start = palloc(sizeof(int64) * (nbuckets + 1));
-	if (copy)
-		rows = palloc_extended(sizeof(QidFingerprint) * Max(log->nrows, 1),
-							   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	rows = palloc_extended(sizeof(QidFingerprint) * Max(log->nrows, 1), MCXT_ALLOC_HUGE);
 	BucketRows(log, bits, start, rows);
-	if (rows == NULL)
+	if (log->ordered)
 	{
-		rows = log->rows;
-		qidrisk_freq_events.logs_bucketed_in_place++;
+		for (int64 b = 0; b < nbuckets; b++)
+			if (start[b + 1] - start[b] > CROWDED_BUCKET_ROWS)
+			{
+				pfree(rows);
+				pfree(start);
+				return false;
+			}
 	}
 
 	/* the seeds, few, in bucket order beside them */
@@ -340,13 +323,116 @@ RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
 		AddRows(&t, &bucketed_seeds[seed_start[b]].key, &bucketed_seeds[seed_start[b]].count,
 				sizeof(CountedClass), seed_start[b + 1] - seed_start[b]);
 		AddRows(&t, &rows[start[b]], NULL, sizeof(QidFingerprint), start[b + 1] - start[b]);
-		EmitClasses(&t, visit, arg, counts);
+		done(&t, bits, arg);
 	}
 	pfree(t.slot);
 	pfree(t.filled);
-	if (rows != log->rows)
-		pfree(rows);
+	pfree(rows);
 	pfree(bucketed_seeds);
 	pfree(seed_start);
 	pfree(start);
+	return true;
+}
+
+typedef struct VisitBucket
+{
+	ClassVisitor visit;
+	void	   *arg;
+	FreqCounts *counts;
+} VisitBucket;
+
+static void
+VisitBucketClasses(BucketTable *t, int bits pg_attribute_unused(), void *arg)
+{
+	VisitBucket *v = (VisitBucket *) arg;
+
+	EmitClasses(t, v->visit, v->arg, v->counts);
+}
+
+/*
+ * Count the log's rows with the seeds, bucket by bucket: visit every class
+ * (if visit is not NULL) and add them up in counts (if not NULL), in no order
+ */
+void
+RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
+			ClassVisitor visit, void *arg, FreqCounts *counts)
+{
+	VisitBucket v = {visit, arg, counts};
+
+	log->ordered = false;
+	CountBuckets(log, seeds, nseeds, 0, VisitBucketClasses, &v);
+}
+
+typedef struct AppendBucket
+{
+	FreqState  *state;
+	CountedClass *run;			/* a bucket's classes, before they are sorted */
+	CountedClass *sorted;		/* and after */
+	int64	   *starts;			/* the sort's buckets */
+	int64		capacity;
+} AppendBucket;
+
+/* Sort a bucket's classes and append them to their partition's array */
+static void
+AppendSorted(BucketTable *t, int bits, void *arg)
+{
+	AppendBucket *a = (AppendBucket *) arg;
+	FreqState  *state = a->state;
+	CountedClass *sorted;
+	FreqPartition *partition;
+	int64		n = t->used;
+
+	if (n == 0)
+		return;
+	if (n > a->capacity)
+	{
+		a->capacity = Max(n, 2 * a->capacity);
+		if (a->run != NULL)
+		{
+			pfree(a->run);
+			pfree(a->sorted);
+			pfree(a->starts);
+		}
+		a->run = palloc_extended(sizeof(CountedClass) * a->capacity, MCXT_ALLOC_HUGE);
+		a->sorted = palloc_extended(sizeof(CountedClass) * a->capacity, MCXT_ALLOC_HUGE);
+		a->starts = palloc_extended(sizeof(int64) * (BucketsFor(a->capacity) + 1), MCXT_ALLOC_HUGE);
+	}
+	for (int64 i = 0; i < n; i++)
+		a->run[i] = t->slot[t->filled[i]];
+	EmitClasses(t, NULL, NULL, NULL);
+	sorted = a->sorted;
+	SortClasses(a->run, n, bits, sorted, a->starts);
+	partition = &state->parts[PartitionOf(&sorted[0].key)];
+	GrowClassArray(state, partition, partition->nclasses + n);
+	memcpy(partition->classes + partition->nclasses, sorted, sizeof(CountedClass) * n);
+	partition->nclasses += n;
+	for (int64 i = 0; i < n; i++)
+	{
+		state->rows += sorted[i].count;
+		state->classes++;
+		state->singletons += (sorted[i].count == 1);
+	}
+}
+
+/*
+ * Count the log's rows with the seeds into a state's empty partitions:
+ * buckets by the top bits of the fingerprint, each bucket's classes sorted
+ * and appended to its partition's array, so the arrays come out sorted.
+ * False, nothing counted, when chosen fingerprints crowd one bucket.
+ */
+bool
+RowLogIntoPartitions(FreqState *state, RowLog *log, const CountedClass *seeds, int64 nseeds)
+{
+	AppendBucket a = {state, NULL, NULL, NULL, 0};
+	bool		done;
+
+	log->ordered = true;
+	done = CountBuckets(log, seeds, nseeds, PARTITION_BITS, AppendSorted, &a);
+	if (a.run != NULL)
+	{
+		pfree(a.run);
+		pfree(a.sorted);
+		pfree(a.starts);
+	}
+	return done;
 }

@@ -23,6 +23,7 @@ typedef struct RowLog
 	int64		capacity;
 	int64		sampled;		/* rows the sketch saw */
 	uint64		bucket_multiplier;	/* odd and random: buckets by the high half */
+	bool		ordered;		/* buckets by its top bits instead (in order) */
 	uint64		slot_multiplier;	/* odd and random: slots by the low half */
 	uint8		registers[1 << ROW_LOG_REGISTER_BITS];
 } RowLog;
@@ -56,7 +57,9 @@ extern Size RowLogBytes(const RowLog *log) FREQ_PRIVATE;
 extern void RowLogGrow(RowLog *log) FREQ_PRIVATE;
 extern double RowLogDistinct(const RowLog *log) FREQ_PRIVATE;
 extern void RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
-						ClassVisitor visit, void *arg, FreqCounts *counts, bool copy) FREQ_PRIVATE;
+						ClassVisitor visit, void *arg, FreqCounts *counts) FREQ_PRIVATE;
+extern bool RowLogIntoPartitions(FreqState *state, RowLog *log, const CountedClass *seeds,
+								 int64 nseeds) FREQ_PRIVATE;
 extern void RowLogFree(RowLog *log) FREQ_PRIVATE;
 
 #endif							/* FREQLOG_H */

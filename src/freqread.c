@@ -6,10 +6,13 @@
  * state with a row log and a single table is counted without moving either
  * (CountLogInPlace), a spilled or combined one by streaming its classes.
  * This file owns the counters' accessors (FreqStateCounts,
- * FreqStateClasses, FreqStateSizeHint) and visiting the class sizes
- * (FreqStateVisit); the state itself is freqstate.c's.
+ * FreqStateClasses, FreqStateSizeHint, FreqStateSpilled) and visiting the
+ * class sizes (FreqStateVisit) and the classes in ascending order
+ * (FreqStateVisitAscending); the state itself is freqstate.c's.
  */
 #include "postgres.h"
+
+#include "miscadmin.h"
 
 #include "freqengine.h"
 #include "freqstate.h"
@@ -89,4 +92,48 @@ FreqStateVisit(FreqState *state, FreqVisitor visitor, void *arg)
 	VisitContext context = {visitor, arg};
 
 	ForEachClass(state, VisitClass, &context);
+}
+
+/* Whether the state (or a state attached to it) has spilled to temporary files */
+bool
+FreqStateSpilled(FreqState *state)
+{
+	FlushHeldRows(state);
+	if (HasRuns(state))
+		return true;
+	for (FreqState *attached = state->attached; attached != NULL;
+		 attached = attached->next_attached)
+		if (HasRuns(attached))
+			return true;
+	return false;
+}
+
+/*
+ * Call visit for every class in ascending order of fingerprint (grouping
+ * aggregates such as l_diversity read runs of one high half): a partitioned
+ * state streams in that order; a single table's classes are copied and sorted
+ */
+void
+FreqStateVisitAscending(FreqState *state, FreqKeyVisitor visit, void *arg)
+{
+	CountedClass *sorted;
+	int64		n;
+
+	/* held rows first: counting them may partition the state */
+	FlushHeldRows(state);
+	if (state->single == NULL)
+	{
+		ForEachClass(state, visit, arg);
+		return;
+	}
+	FreqStateSettle(state);
+	sorted = TableClasses(state, &n);
+	qsort(sorted, n, sizeof(CountedClass), CompareCountedClasses);
+	for (int64 i = 0; i < n; i++)
+	{
+		if ((i & INTERRUPT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		visit(&sorted[i].key, sorted[i].count, arg);
+	}
+	pfree(sorted);
 }

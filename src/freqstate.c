@@ -5,8 +5,11 @@
  * Every frequency aggregate shares this state, so one scan and one table serve
  * singleton_count, class_count, k_anonymity and class_profile in one query.
  *
- * A small state is one hash table.  Past PARTITION_AFTER_CLASSES classes the
- * state splits into PARTITIONS partitions by the fingerprint's top bits.  A
+ * A small state is one hash table.  Past PARTITION_AFTER_CLASSES classes a
+ * serial aggregate's state holds its next rows in a row log (freqlog.c) while
+ * they are mostly new classes, counted only when read; any other state, or
+ * one whose rows repeat, splits into PARTITIONS partitions by the
+ * fingerprint's top bits.  A
  * partition keeps its classes as one array sorted by fingerprint, 24 bytes a
  * class, and appends new rows to an unsorted buffer; a full buffer is sorted,
  * its equal fingerprints summed, and merged into the array in one linear pass
@@ -27,8 +30,8 @@
  * fingerprinted once when a reader needs the classes.
  *
  * This file owns the state in memory: its front table, hash table, partitions
- * and buffers, settling them (FreqStateSettle), its counters, and visiting its
- * classes.  Spilling is freqspill.c's, merging (and draining a buffer)
+ * and buffers, when to log rows and to count the log in, settling them
+ * (FreqStateSettle), and visiting its classes.  Spilling is freqspill.c's, merging (and draining a buffer)
  * freqmerge.c's, the row log freqlog.c's, and the wire format (serialize,
  * deserialize, hand-over) freqwire.c's.
  */
@@ -333,10 +336,6 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 
 static void FlushLog(FreqState *state);
 
-/* Whether the budget has room for a copy of the log's rows, which counts them faster */
-#define LogCopyFits(state, log) \
-	((state)->memory + (double) ((log)->nrows * sizeof(QidFingerprint)) <= (double) (state)->budget)
-
 static void
 StartLog(FreqState *state)
 {
@@ -346,16 +345,20 @@ StartLog(FreqState *state)
 	qidrisk_freq_events.logs_started++;
 }
 
-/* Log one row; a full log doubles, or is counted in when rows repeat or the budget is near */
+/*
+ * Log one row; a full log doubles, or is counted in when rows repeat or the
+ * budget would have no room left to count it into arrays of classes
+ */
 static void
 LogRow(FreqState *state, const QidFingerprint *fp)
 {
 	RowLog	   *log = state->log;
 	double		added = (double) (log->capacity * sizeof(QidFingerprint));
+	double		as_classes = (double) (2 * log->capacity + state->classes) * sizeof(CountedClass);
 
 	if (likely(RowLogAppend(log, fp)))
 		return;
-	if (state->memory + added > (double) state->budget ||
+	if (state->memory + added + as_classes > (double) state->budget ||
 		(double) log->sampled > LOG_REPEATS * RowLogDistinct(log))
 	{
 		FlushLog(state);
@@ -388,7 +391,8 @@ AddToTable(FreqState *state, const QidFingerprint *fp, int64 count)
 	{
 		/* mostly new classes so far: the next rows go to a log instead */
 		if (state->log == NULL && state->log_allowed && !state->log_off &&
-			state->memory + LOG_START_BYTES <= (double) state->budget)
+			state->memory + LOG_START_BYTES + (double) (state->classes + 65536) *
+			sizeof(CountedClass) <= (double) state->budget)
 			StartLog(state);
 		else if (state->log == NULL)
 			Partition(state);
@@ -877,19 +881,6 @@ HasRuns(const FreqState *state)
 	return false;
 }
 
-/* Whether the state (or a state attached to it) has spilled to temporary files */
-bool
-FreqStateSpilled(FreqState *state)
-{
-	FlushHeldRows(state);
-	if (HasRuns(state))
-		return true;
-	for (FreqState *attached = state->attached; attached != NULL;
-		 attached = attached->next_attached)
-		if (HasRuns(attached))
-			return true;
-	return false;
-}
 
 /*
  * Combining partitioned states that are ours to keep (deserialized ones)
@@ -1106,17 +1097,67 @@ MergeClass(const QidFingerprint *key, int64 count, void *arg)
 	AddClass((FreqState *) arg, key, count);
 }
 
-/* Count the log's rows into the state's table or partitions, and log no more */
+/* The single table's classes, in no order (the seeds of a count of the log) */
+CountedClass *
+TableClasses(FreqState *state, int64 *nseeds)
+{
+	CountedClass *seeds = palloc_extended(sizeof(CountedClass) * Max(state->single->members, 1),
+										  MCXT_ALLOC_HUGE);
+	freqhash_iterator iterator;
+	FreqEntry  *entry;
+
+	*nseeds = 0;
+	freqhash_start_iterate(state->single, &iterator);
+	while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
+	{
+		seeds[*nseeds].key = entry->key;
+		seeds[(*nseeds)++].count = entry->count;
+	}
+	return seeds;
+}
+
+/*
+ * Count the log's rows into the state, and log no more: with the single
+ * table's classes straight into sorted partitions when the budget has room
+ * for all of them as classes, else class by class (AddClass)
+ */
 static void
 FlushLog(FreqState *state)
 {
 	RowLog	   *log = state->log;
 	Size		bytes = RowLogBytes(log);
+	bool		done = false;
 
 	state->log = NULL;
 	state->log_off = true;
 	qidrisk_freq_events.logs_flushed++;
-	RowLogCount(log, NULL, 0, MergeClass, state, NULL, LogCopyFits(state, log));
+	/* room for every row as a class (twice, for a state that may not spill and so doubles its arrays) */
+	if (state->single != NULL &&
+		state->memory - (double) state->single->size * sizeof(FreqEntry) + PartitionOverhead() +
+		(SpillAllowed(state) ? 1 : 2) * (double) (log->nrows + state->single->members) *
+		sizeof(CountedClass) <= (double) state->budget)
+	{
+		int64		nseeds;
+		CountedClass *seeds = TableClasses(state, &nseeds);
+
+		DestroyTable(state, state->single);
+		state->single = NULL;
+		Partition(state);
+		state->rows = state->classes = state->singletons = 0;
+		done = RowLogIntoPartitions(state, log, seeds, nseeds);
+		if (!done)
+		{
+			/* chosen fingerprints crowd the buckets: back to the table */
+			state->rows = state->classes = state->singletons = 0;
+			for (int64 i = 0; i < nseeds; i++)
+				BufferClass(state, &seeds[i].key, seeds[i].count);
+		}
+		else
+			qidrisk_freq_events.logs_into_partitions++;
+		pfree(seeds);
+	}
+	if (!done)
+		RowLogCount(log, NULL, 0, MergeClass, state, NULL);
 	RowLogFree(log);
 	state->memory -= (double) bytes;
 }
@@ -1130,9 +1171,7 @@ bool
 CountLogInPlace(FreqState *state, ClassVisitor visit, void *arg, FreqCounts *counts)
 {
 	CountedClass *seeds;
-	int64		nseeds = 0;
-	freqhash_iterator iterator;
-	FreqEntry  *entry;
+	int64		nseeds;
 
 	FlushHeldBack(state);
 	if (state->log == NULL)
@@ -1148,15 +1187,9 @@ CountLogInPlace(FreqState *state, ClassVisitor visit, void *arg, FreqCounts *cou
 		*counts = state->log_counts;
 		return true;
 	}
-	seeds = palloc_extended(sizeof(CountedClass) * Max(state->single->members, 1), MCXT_ALLOC_HUGE);
-	freqhash_start_iterate(state->single, &iterator);
-	while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
-	{
-		seeds[nseeds].key = entry->key;
-		seeds[nseeds++].count = entry->count;
-	}
+	seeds = TableClasses(state, &nseeds);
 	memset(counts, 0, sizeof(*counts));
-	RowLogCount(state->log, seeds, nseeds, visit, arg, counts, LogCopyFits(state, state->log));
+	RowLogCount(state->log, seeds, nseeds, visit, arg, counts);
 	pfree(seeds);
 	state->log_counts = *counts;
 	state->log_counted_rows = state->log->nrows;
@@ -1240,45 +1273,4 @@ FreqStateFree(FreqState *state)
 	}
 	/* the struct itself stays: the context's reset callback still points to it */
 	state->single = NULL;
-}
-
-/*
- * Call visit for every class in ascending order of fingerprint (grouping
- * aggregates such as l_diversity read runs of one high half): a partitioned
- * state streams in that order; a single table's classes are copied and sorted
- */
-void
-FreqStateVisitAscending(FreqState *state, FreqKeyVisitor visit, void *arg)
-{
-	freqhash_iterator iterator;
-	FreqEntry  *entry;
-	CountedClass *sorted;
-	int64		n = 0;
-
-	/* held rows first: counting them may partition the state */
-	FlushHeldRows(state);
-	if (state->single == NULL)
-	{
-		ForEachClass(state, visit, arg);
-		return;
-	}
-	FreqStateSettle(state);
-	sorted = palloc_extended(Max(state->classes, 1) * sizeof(CountedClass), MCXT_ALLOC_HUGE);
-	freqhash_start_iterate(state->single, &iterator);
-	while ((entry = freqhash_iterate(state->single, &iterator)) != NULL)
-	{
-		if (n >= state->classes)
-			elog(ERROR, "qidrisk: a frequency table holds more classes than it counted");
-		sorted[n].key = entry->key;
-		sorted[n].count = entry->count;
-		n++;
-	}
-	qsort(sorted, n, sizeof(CountedClass), CompareCountedClasses);
-	for (int64 i = 0; i < n; i++)
-	{
-		if ((i & INTERRUPT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		visit(&sorted[i].key, sorted[i].count, arg);
-	}
-	pfree(sorted);
 }

@@ -17,6 +17,7 @@ extern void DrainBuffers(FreqState *state) FREQ_PRIVATE;
 extern bool HasRuns(const FreqState *state) FREQ_PRIVATE;
 extern void ForEachClass(FreqState *state, ClassVisitor visit, void *arg) FREQ_PRIVATE;
 extern void StreamClasses(FreqState *state, ClassVisitor visit, void *arg) FREQ_PRIVATE;
+extern CountedClass *TableClasses(FreqState *state, int64 *nclasses) FREQ_PRIVATE;
 extern bool CountLogInPlace(FreqState *state, ClassVisitor visit, void *arg, FreqCounts *counts) FREQ_PRIVATE;
 
 #endif							/* FREQSTATE_H */

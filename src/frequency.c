@@ -69,10 +69,8 @@ FreqStateForUpdate(FunctionCallInfo fcinfo)
 	state->one_of_many = fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
 		((AggState *) fcinfo->context)->aggstrategy != AGG_PLAIN &&
 		((AggState *) fcinfo->context)->aggstrategy != AGG_SORTED;
-	/* a serial aggregate's own state, read by its final functions only, may log rows */
-	state->log_allowed = !state->windowed && !state->one_of_many &&
-		fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
-		((AggState *) fcinfo->context)->aggsplit == AGGSPLIT_SIMPLE;
+	/* a plain or sorted aggregate's state may log rows (not a window's or a hashed group's) */
+	state->log_allowed = !state->windowed && !state->one_of_many;
 	return state;
 }
 
@@ -736,6 +734,6 @@ qidrisk_state_events(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(qidrisk_freq_events.logs_started);
 	values[10] = Int64GetDatum(qidrisk_freq_events.logs_counted);
 	values[11] = Int64GetDatum(qidrisk_freq_events.logs_flushed);
-	values[12] = Int64GetDatum(qidrisk_freq_events.logs_bucketed_in_place);
+	values[12] = Int64GetDatum(qidrisk_freq_events.logs_into_partitions);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

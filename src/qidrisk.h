@@ -291,7 +291,7 @@ typedef struct FreqStateEvents
 	int64		logs_started;	/* row logs started (freqlog.c) */
 	int64		logs_counted;	/* ... counted in place by a reader */
 	int64		logs_flushed;	/* ... counted into their state's table or partitions */
-	int64		logs_bucketed_in_place; /* ... put in bucket order without a copy */
+	int64		logs_into_partitions;	/* ... counted into sorted partitions directly */
 	int64		lattice_packed_splits;	/* qid_lattice nodes split from packed codes */
 } FreqStateEvents;
 

@@ -15,9 +15,9 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
--- QIDs (counted per value) and 31 of the front table of recent classes, the
+-- QIDs (counted per value) and 33 of the front table of recent classes, the
 -- row log and merges
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 35);
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 37);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -249,7 +249,7 @@ ANALYZE fr;
 CREATE FUNCTION pg_temp.front_figures(qid text, cond text, suffix text DEFAULT '', OUT ours text, OUT reference text,
 									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint,
 									  OUT from_front bigint, OUT logged bigint, OUT log_counted bigint,
-									  OUT log_flushed bigint, OUT in_place bigint)
+									  OUT log_flushed bigint, OUT into_partitions bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
 	before record;
@@ -266,7 +266,7 @@ BEGIN
 	logged := after.logs_started - before.logs_started;
 	log_counted := after.logs_counted - before.logs_counted;
 	log_flushed := after.logs_flushed - before.logs_flushed;
-	in_place := after.logs_bucketed_in_place - before.logs_bucketed_in_place;
+	into_partitions := after.logs_into_partitions - before.logs_into_partitions;
 	EXECUTE format($q$
 		WITH c AS (SELECT count(*) AS n FROM fr WHERE %2$s GROUP BY %1$s)
 		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
@@ -284,25 +284,30 @@ UNION ALL SELECT 'hot', * FROM pg_temp.front_figures('h, b', 'true')
 UNION ALL SELECT 'key', * FROM pg_temp.front_figures('qid_key(a, b)', 'i <= 260000', '_key')
 UNION ALL SELECT 'hot, key', * FROM pg_temp.front_figures('qid_key(h, b)', 'true', '_key')
 UNION ALL SELECT 'repeated', * FROM pg_temp.front_figures('a % 100000, b', 'true');
--- a budget with room for the log but not for the copy its count makes (every
--- eighth row joins the class of the row before it), and one without room for
--- the log's growth (counted into partitions, which spill)
-SET LOCAL qidrisk.max_state_memory = '7MB';
-INSERT INTO front_runs SELECT 'few, distinct, 7 MB', * FROM pg_temp.front_figures('a - (a % 8 = 0)::int, b IS NULL', 'i <= 260000');
-SET LOCAL qidrisk.max_state_memory = '8MB';
-INSERT INTO front_runs SELECT 'few, distinct, few, 8 MB', * FROM pg_temp.front_figures('a, b', 'true');
+-- budgets: with room for the log to grow and be counted into arrays (every
+-- eighth row joins the class of the row before it), and without (the log is
+-- counted into partitions whose buffers merge, and which spill)
+SET LOCAL qidrisk.max_state_memory = '12MB';
+INSERT INTO front_runs SELECT 'pairs, 12 MB', * FROM pg_temp.front_figures('a - (a % 8 = 0)::int, b IS NULL', 'i <= 260000');
+SET LOCAL qidrisk.max_state_memory = '9MB';
+INSERT INTO front_runs SELECT 'pairs, 9 MB', * FROM pg_temp.front_figures('a - (a % 8 = 0)::int, b IS NULL', 'i <= 260000');
+SET LOCAL qidrisk.max_state_memory = '12MB';
+INSERT INTO front_runs SELECT 'few, distinct, few, 12 MB', * FROM pg_temp.front_figures('a, b', 'true');
 RESET qidrisk.max_state_memory;
-SELECT ok(logged = 2 AND log_flushed = 2 AND partitioned = 2,
-		  'distinct rows that begin to repeat: logged, then counted into partitions')
+SELECT ok(logged = 2 AND log_flushed = 2 AND into_partitions = 2 AND partitioned = 2,
+		  'distinct rows that begin to repeat: logged, then counted straight into sorted partitions')
 FROM front_runs WHERE run = 'repeated';
-SELECT is(ours, reference, 'rows logged, no room for a copy = GROUP BY') FROM front_runs WHERE run = 'few, distinct, 7 MB';
-SELECT ok(logged = 2 AND log_counted = 3 AND in_place = 3 AND partitioned = 0,
-		  'rows logged, no room for a copy: put in bucket order in place')
-FROM front_runs WHERE run = 'few, distinct, 7 MB';
-SELECT is(ours, reference, 'rows logged past the budget = GROUP BY') FROM front_runs WHERE run = 'few, distinct, few, 8 MB';
-SELECT ok(logged = 2 AND log_flushed = 2 AND in_place = 2 AND partitioned = 2,
-		  'rows logged past the budget: counted into partitions, in place')
-FROM front_runs WHERE run = 'few, distinct, few, 8 MB';
+SELECT is(ours, reference, 'pairs logged within a budget = GROUP BY') FROM front_runs WHERE run = 'pairs, 12 MB';
+SELECT ok(logged = 2 AND log_counted = 3 AND log_flushed = 0, 'pairs logged within a budget: counted in place')
+FROM front_runs WHERE run = 'pairs, 12 MB';
+SELECT is(ours, reference, 'pairs logged near the budget = GROUP BY') FROM front_runs WHERE run = 'pairs, 9 MB';
+SELECT ok(logged = 2 AND log_flushed = 2 AND into_partitions = 2,
+		  'pairs logged near the budget: counted into sorted partitions before it grows past it')
+FROM front_runs WHERE run = 'pairs, 9 MB';
+SELECT is(ours, reference, 'rows logged near the budget, then more = GROUP BY') FROM front_runs WHERE run = 'few, distinct, few, 12 MB';
+SELECT ok(logged = 2 AND log_flushed = 2 AND into_partitions = 2 AND partitioned = 2,
+		  'rows logged near the budget, then more: counted into sorted partitions, whose buffers merge')
+FROM front_runs WHERE run = 'few, distinct, few, 12 MB';
 SELECT is(ours, reference, 'front table, 291 classes = GROUP BY') FROM front_runs WHERE run = 'few';
 SELECT ok(started = 2 AND given_up = 0, 'front table, 291 classes: started, kept')
 FROM front_runs WHERE run = 'few';
