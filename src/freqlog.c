@@ -6,14 +6,18 @@
  * Sorting and merging a row into a partition costs several passes over
  * memory; when nearly every row is a new class, holding the row (16 bytes,
  * less than the 24 a counted class takes) and counting all rows at the end is
- * cheaper.  Counting puts the rows in place into buckets of a few thousand
- * classes by a keyed multiply-shift of the fingerprint's high half (so chosen
- * values cannot crowd one bucket), and counts each bucket in a hash table
- * that fits the cache, together with the classes the state counted before
- * the log began (its seeds).  A small distinct-count sketch (HyperLogLog) of
- * the rows tells the state when rows repeat, so that it counts the log into
- * its partitions and stops logging (freqstate.c decides; this file owns the
- * log, its sketch and the counting).
+ * cheaper.  Rows are held on ROW_LOG_SHELVES shelves by their top bits.
+ * Counting copies one shelf at a time into buckets of about BUCKET_ROWS rows
+ * by a keyed multiply-shift of the fingerprint's high half (so chosen values
+ * cannot crowd one bucket), and counts each bucket in a hash table that fits
+ * the cache, together with the classes the state counted before the log
+ * began (its seeds).  Counted into a state's partitions, the buckets go by
+ * the next bits instead, so that each bucket's classes, sorted, follow the
+ * bucket before (RowLogIntoPartitions).  A distinct-count sketch
+ * (HyperLogLog) of a sample of the classes tells the state when rows repeat,
+ * so that it counts the log into its partitions and stops logging
+ * (freqstate.c decides; this file owns the log, its sketch and the
+ * counting).
  */
 #include "postgres.h"
 
@@ -46,7 +50,12 @@ RowLogCreate(MemoryContext context)
 {
 	RowLog	   *log = MemoryContextAllocZero(context, sizeof(RowLog));
 
-	log->rows = MemoryContextAllocHuge(context, sizeof(QidFingerprint) * LOG_FIRST_ROWS);
+	for (int s = 0; s < ROW_LOG_SHELVES; s++)
+	{
+		log->shelves[s].capacity = LOG_FIRST_ROWS / ROW_LOG_SHELVES;
+		log->shelves[s].rows = MemoryContextAllocHuge(context, sizeof(QidFingerprint) *
+													  log->shelves[s].capacity);
+	}
 	log->capacity = LOG_FIRST_ROWS;
 	log->bucket_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
 	log->slot_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
@@ -60,12 +69,13 @@ RowLogBytes(const RowLog *log)
 	return sizeof(RowLog) + sizeof(QidFingerprint) * log->capacity;
 }
 
-/* Double the log's room */
+/* Double a shelf's room */
 void
-RowLogGrow(RowLog *log)
+RowLogGrow(RowLog *log, RowLogShelf *shelf)
 {
-	log->capacity *= 2;
-	log->rows = repalloc_huge(log->rows, sizeof(QidFingerprint) * log->capacity);
+	log->capacity += shelf->capacity;
+	shelf->capacity *= 2;
+	shelf->rows = repalloc_huge(shelf->rows, sizeof(QidFingerprint) * shelf->capacity);
 }
 
 /* Estimated distinct fingerprints among the rows the sketch saw (HyperLogLog, small-range corrected) */
@@ -92,39 +102,59 @@ RowLogDistinct(const RowLog *rowlog)
 void
 RowLogFree(RowLog *log)
 {
-	pfree(log->rows);
+	for (int s = 0; s < ROW_LOG_SHELVES; s++)
+		pfree(log->shelves[s].rows);
 	pfree(log);
 }
 
-/* A row's bucket: the high half's top bits when ordered, else a keyed multiply-shift */
+/*
+ * A row's bucket within its shelf: the high half's bits after the shelf's
+ * when ordered, else a keyed multiply-shift
+ */
 static inline uint64
 BucketOf(const RowLog *log, const QidFingerprint *fp, int bits)
 {
 	if (bits == 0)
 		return 0;
-	return (log->ordered ? fp->hi : fp->hi * log->bucket_multiplier) >> (64 - bits);
+	return (log->ordered ? fp->hi << ROW_LOG_SHELF_BITS : fp->hi * log->bucket_multiplier) >>
+		(64 - bits);
 }
 
-/* Put the rows in bucket order into out; start[b] is where bucket b begins, start[nbuckets] the end */
+/* Count a shelf's rows per bucket: start[b + 1] for bucket b */
 static void
-BucketRows(const RowLog *log, int bits, int64 *start, QidFingerprint *out)
+CountPerBucket(const RowLog *log, const RowLogShelf *shelf, int bits, int64 *start)
+{
+	memset(start, 0, sizeof(int64) * (((int64) 1 << bits) + 1));
+	for (int64 x = 0; x < shelf->nrows; x++)
+		start[BucketOf(log, &shelf->rows[x], bits) + 1]++;
+}
+
+/*
+ * Put a shelf's rows in bucket order: a copy replaces them (16 bytes a row
+ * more while they are copied, one shelf at a time); start[b] is where bucket
+ * b begins, start[nbuckets] the end
+ */
+static void
+BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start)
 {
 	int64		nbuckets = (int64) 1 << bits;
 	int64	   *next = palloc(sizeof(int64) * nbuckets);
+	QidFingerprint *out = MemoryContextAllocHuge(GetMemoryChunkContext(shelf->rows),
+												 sizeof(QidFingerprint) * shelf->capacity);
 
-	memset(start, 0, sizeof(int64) * (nbuckets + 1));
-	for (int64 x = 0; x < log->nrows; x++)
-		start[BucketOf(log, &log->rows[x], bits) + 1]++;
+	CountPerBucket(log, shelf, bits, start);
 	for (int64 b = 0; b < nbuckets; b++)
 		start[b + 1] += start[b];
 	memcpy(next, start, sizeof(int64) * nbuckets);
-	for (int64 x = 0; x < log->nrows; x++)
+	for (int64 x = 0; x < shelf->nrows; x++)
 	{
 		if ((x & 0xFFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		out[next[BucketOf(log, &log->rows[x], bits)]++] = log->rows[x];
+		out[next[BucketOf(log, &shelf->rows[x], bits)]++] = shelf->rows[x];
 	}
 	pfree(next);
+	pfree(shelf->rows);
+	shelf->rows = out;
 }
 
 /* A bucket's table of classes: slots by a keyed multiply-shift of the low half */
@@ -259,78 +289,120 @@ EmitClasses(BucketTable *t, ClassVisitor visit, void *arg, FreqCounts *counts)
 /* What to do with a bucket's classes, counted in t (which it must empty) */
 typedef void (*BucketDone) (BucketTable *t, int bits, void *arg);
 
+/* Bits of the buckets n rows and seeds of a shelf are counted in */
+static int
+ShelfBucketBits(int64 n)
+{
+	int			bits = 0;
+
+	while ((n >> bits) > BUCKET_ROWS && bits < MAX_BUCKET_BITS)
+		bits++;
+	return bits;
+}
+
+/* Whether chosen fingerprints crowd an ordered bucket of some shelf */
+static bool
+Crowded(const RowLog *log, int64 *start)
+{
+	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
+	{
+		int			bits = ShelfBucketBits(log->shelves[sh].nrows);
+
+		CountPerBucket(log, &log->shelves[sh], bits, start);
+		for (int64 b = 1; b <= ((int64) 1 << bits); b++)
+			if (start[b] > CROWDED_BUCKET_ROWS)
+				return true;
+	}
+	return false;
+}
+
 /*
  * Count the log's rows with the seeds (classes counted before the log, each
- * once) bucket by bucket, at least 2^min_bits buckets, and hand each bucket's
- * table to done.  The rows are put in bucket order in a copy (16 bytes a
- * row, for the count only).  False, nothing counted, when ordered buckets
- * are crowded (chosen fingerprints).
+ * once), shelf by shelf and bucket by bucket, and hand each bucket's table
+ * to done.  False, nothing counted, when ordered buckets are crowded.
  */
 static bool
-CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, int min_bits,
-			 BucketDone done, void *arg)
+CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone done, void *arg)
 {
-	QidFingerprint *rows = NULL;
-	int			bits = min_bits;
-	int64		nbuckets;
+	int64		shelf_start[ROW_LOG_SHELVES + 1] = {0};
+	int64		most = 0;
+	int			most_bits;
 	int64	   *start;
 	int64	   *seed_start;
-	int64	   *seed_next;
-	CountedClass *bucketed_seeds;
+	CountedClass *shelved = palloc(sizeof(CountedClass) * Max(nseeds, 1));
+	CountedClass *bucketed = palloc(sizeof(CountedClass) * Max(nseeds, 1));
 	BucketTable t = {0};
 
-	while (((log->nrows + nseeds) >> bits) > BUCKET_ROWS && bits < MAX_BUCKET_BITS)
-		bits++;
-	nbuckets = (int64) 1 << bits;
-	start = palloc(sizeof(int64) * (nbuckets + 1));
-	rows = palloc_extended(sizeof(QidFingerprint) * Max(log->nrows, 1), MCXT_ALLOC_HUGE);
-	BucketRows(log, bits, start, rows);
-	if (log->ordered)
+	/* the seeds, few, by shelf */
+	for (int64 i = 0; i < nseeds; i++)
+		shelf_start[(seeds[i].key.hi >> (64 - ROW_LOG_SHELF_BITS)) + 1]++;
+	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
 	{
-		for (int64 b = 0; b < nbuckets; b++)
-			if (start[b + 1] - start[b] > CROWDED_BUCKET_ROWS)
-			{
-				pfree(rows);
-				pfree(start);
-				return false;
-			}
+		most = Max(most, log->shelves[sh].nrows + shelf_start[sh + 1]);
+		shelf_start[sh + 1] += shelf_start[sh];
+	}
+	{
+		int64		next[ROW_LOG_SHELVES];
+
+		memcpy(next, shelf_start, sizeof(next));
+		for (int64 i = 0; i < nseeds; i++)
+			shelved[next[seeds[i].key.hi >> (64 - ROW_LOG_SHELF_BITS)]++] = seeds[i];
+	}
+	most_bits = ShelfBucketBits(most);
+	start = palloc(sizeof(int64) * (((int64) 1 << most_bits) + 1));
+	seed_start = palloc(sizeof(int64) * (((int64) 1 << most_bits) + 1));
+	if (log->ordered && Crowded(log, start))
+	{
+		pfree(shelved);
+		pfree(bucketed);
+		pfree(start);
+		pfree(seed_start);
+		return false;
 	}
 
-	/* the seeds, few, in bucket order beside them */
-	seed_start = palloc0(sizeof(int64) * (nbuckets + 1));
-	seed_next = palloc(sizeof(int64) * nbuckets);
-	bucketed_seeds = palloc(sizeof(CountedClass) * Max(nseeds, 1));
-	for (int64 s = 0; s < nseeds; s++)
-		seed_start[BucketOf(log, &seeds[s].key, bits) + 1]++;
-	for (int64 b = 0; b < nbuckets; b++)
-		seed_start[b + 1] += seed_start[b];
-	memcpy(seed_next, seed_start, sizeof(int64) * nbuckets);
-	for (int64 s = 0; s < nseeds; s++)
-		bucketed_seeds[seed_next[BucketOf(log, &seeds[s].key, bits)]++] = seeds[s];
-	pfree(seed_next);
-
-	t.multiplier = log->slot_multiplier;
 	/* twice the slots an average bucket fills */
+	t.multiplier = log->slot_multiplier;
 	t.bits = 10;
-	while (((int64) 1 << t.bits) < 2 * ((log->nrows + nseeds) >> bits))
+	while (((int64) 1 << t.bits) < 2 * (most >> most_bits))
 		t.bits++;
 	t.limit = (int64) (BUCKET_FILL * (double) ((uint64) 1 << t.bits));
 	t.slot = palloc0(sizeof(CountedClass) << t.bits);
 	t.filled = palloc(sizeof(uint32) * (t.limit + 1));
-	for (int64 b = 0; b < nbuckets; b++)
+	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
 	{
-		CHECK_FOR_INTERRUPTS();
-		AddRows(&t, &bucketed_seeds[seed_start[b]].key, &bucketed_seeds[seed_start[b]].count,
-				sizeof(CountedClass), seed_start[b + 1] - seed_start[b]);
-		AddRows(&t, &rows[start[b]], NULL, sizeof(QidFingerprint), start[b + 1] - start[b]);
-		done(&t, bits, arg);
+		RowLogShelf *shelf = &log->shelves[sh];
+		int64		first = shelf_start[sh];
+		int64		nshelved = shelf_start[sh + 1] - first;
+		int			bits = ShelfBucketBits(shelf->nrows + nshelved);
+		int64		nbuckets = (int64) 1 << bits;
+
+		BucketRows(log, shelf, bits, start);
+		/* the shelf's seeds in bucket order */
+		memset(seed_start, 0, sizeof(int64) * (nbuckets + 1));
+		for (int64 i = first; i < first + nshelved; i++)
+			seed_start[BucketOf(log, &shelved[i].key, bits) + 1]++;
+		for (int64 b = 0; b < nbuckets; b++)
+			seed_start[b + 1] += seed_start[b];
+		for (int64 i = first; i < first + nshelved; i++)
+			bucketed[first + seed_start[BucketOf(log, &shelved[i].key, bits)]++] = shelved[i];
+		/* seed_start[b] is now where bucket b ends */
+		for (int64 b = 0; b < nbuckets; b++)
+		{
+			int64		seeds_begin = b == 0 ? 0 : seed_start[b - 1];
+
+			CHECK_FOR_INTERRUPTS();
+			AddRows(&t, &bucketed[first + seeds_begin].key, &bucketed[first + seeds_begin].count,
+					sizeof(CountedClass), seed_start[b] - seeds_begin);
+			AddRows(&t, &shelf->rows[start[b]], NULL, sizeof(QidFingerprint), start[b + 1] - start[b]);
+			done(&t, ROW_LOG_SHELF_BITS + bits, arg);
+		}
 	}
 	pfree(t.slot);
 	pfree(t.filled);
-	pfree(rows);
-	pfree(bucketed_seeds);
-	pfree(seed_start);
+	pfree(shelved);
+	pfree(bucketed);
 	pfree(start);
+	pfree(seed_start);
 	return true;
 }
 
@@ -360,7 +432,7 @@ RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
 	VisitBucket v = {visit, arg, counts};
 
 	log->ordered = false;
-	CountBuckets(log, seeds, nseeds, 0, VisitBucketClasses, &v);
+	CountBuckets(log, seeds, nseeds, VisitBucketClasses, &v);
 }
 
 typedef struct AppendBucket
@@ -427,7 +499,7 @@ RowLogIntoPartitions(FreqState *state, RowLog *log, const CountedClass *seeds, i
 	bool		done;
 
 	log->ordered = true;
-	done = CountBuckets(log, seeds, nseeds, PARTITION_BITS, AppendSorted, &a);
+	done = CountBuckets(log, seeds, nseeds, AppendSorted, &a);
 	if (a.run != NULL)
 	{
 		pfree(a.run);

@@ -16,11 +16,22 @@
 /* The sketch sees the rows of one class in this many (a power of 2), chosen by fingerprint */
 #define ROW_LOG_SAMPLE 8
 
-typedef struct RowLog
+/* Rows are held on 2^ROW_LOG_SHELF_BITS shelves by their top bits, so that a count copies one shelf at a time */
+#define ROW_LOG_SHELF_BITS 3
+#define ROW_LOG_SHELVES (1 << ROW_LOG_SHELF_BITS)
+
+typedef struct RowLogShelf
 {
 	QidFingerprint *rows;
 	int64		nrows;
 	int64		capacity;
+} RowLogShelf;
+
+typedef struct RowLog
+{
+	RowLogShelf shelves[ROW_LOG_SHELVES];
+	int64		nrows;			/* on all shelves */
+	int64		capacity;		/* of all shelves */
 	int64		sampled;		/* rows the sketch saw */
 	uint64		bucket_multiplier;	/* odd and random: buckets by the high half */
 	bool		ordered;		/* buckets by its top bits instead (in order) */
@@ -28,17 +39,22 @@ typedef struct RowLog
 	uint8		registers[1 << ROW_LOG_REGISTER_BITS];
 } RowLog;
 
-/* Add one row; false when the log is full (RowLogGrow first) */
+/* The shelf of a row */
+#define RowLogShelfOf(log, fp) (&(log)->shelves[(fp)->hi >> (64 - ROW_LOG_SHELF_BITS)])
+
+/* Add one row; false when its shelf is full (RowLogGrow first) */
 static inline bool
 RowLogAppend(RowLog *log, const QidFingerprint *fp)
 {
+	RowLogShelf *shelf = RowLogShelfOf(log, fp);
 	uint64		rest;
 	uint8		rank;
 	uint8	   *reg;
 
-	if (unlikely(log->nrows == log->capacity))
+	if (unlikely(shelf->nrows == shelf->capacity))
 		return false;
-	log->rows[log->nrows++] = *fp;
+	shelf->rows[shelf->nrows++] = *fp;
+	log->nrows++;
 	/* the sketch, of the rows of one class in ROW_LOG_SAMPLE */
 	if (likely((fp->hi & (ROW_LOG_SAMPLE - 1)) != 0))
 		return true;
@@ -54,7 +70,7 @@ RowLogAppend(RowLog *log, const QidFingerprint *fp)
 
 extern RowLog *RowLogCreate(MemoryContext context) FREQ_PRIVATE;
 extern Size RowLogBytes(const RowLog *log) FREQ_PRIVATE;
-extern void RowLogGrow(RowLog *log) FREQ_PRIVATE;
+extern void RowLogGrow(RowLog *log, RowLogShelf *shelf) FREQ_PRIVATE;
 extern double RowLogDistinct(const RowLog *log) FREQ_PRIVATE;
 extern void RowLogCount(RowLog *log, const CountedClass *seeds, int64 nseeds,
 						ClassVisitor visit, void *arg, FreqCounts *counts) FREQ_PRIVATE;

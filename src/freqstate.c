@@ -353,8 +353,10 @@ static void
 LogRow(FreqState *state, const QidFingerprint *fp)
 {
 	RowLog	   *log = state->log;
-	double		added = (double) (log->capacity * sizeof(QidFingerprint));
-	double		as_classes = (double) (2 * log->capacity + state->classes) * sizeof(CountedClass);
+	RowLogShelf *shelf = RowLogShelfOf(log, fp);
+	double		added = (double) (shelf->capacity * sizeof(QidFingerprint));
+	double		as_classes = (double) (log->capacity + shelf->capacity + state->classes) *
+		sizeof(CountedClass);
 
 	if (likely(RowLogAppend(log, fp)))
 		return;
@@ -365,7 +367,7 @@ LogRow(FreqState *state, const QidFingerprint *fp)
 		AddClass(state, fp, 1);
 		return;
 	}
-	RowLogGrow(log);
+	RowLogGrow(log, shelf);
 	state->memory += added;
 	RowLogAppend(log, fp);
 }
