@@ -496,8 +496,16 @@ bool
 RowLogIntoPartitions(FreqState *state, RowLog *log, const CountedClass *seeds, int64 nseeds)
 {
 	AppendBucket a = {state, NULL, NULL, NULL, 0};
+	int64		most[PARTITIONS] = {0};
 	bool		done;
 
+	/* each array sized once, for its rows and seeds all distinct: no doubling past the budget */
+	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
+		most[sh >> (ROW_LOG_SHELF_BITS - PARTITION_BITS)] += log->shelves[sh].nrows;
+	for (int64 i = 0; i < nseeds; i++)
+		most[PartitionOf(&seeds[i].key)]++;
+	for (int p = 0; p < PARTITIONS; p++)
+		GrowClassArray(state, &state->parts[p], most[p]);
 	log->ordered = true;
 	done = CountBuckets(log, seeds, nseeds, AppendSorted, &a);
 	if (a.run != NULL)

@@ -325,7 +325,8 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 }
 
 /*
- * The row log (freqlog.c): a serial aggregate's state past
+ * The row log (freqlog.c): a plain or sorted aggregate's state that may
+ * spill (one that may not makes the most of its budget as classes) past
  * PARTITION_AFTER_CLASSES classes holds its next rows as they come instead
  * of partitioning, while they stay mostly distinct (a row in LOG_REPEATS
  * new) and within the budget; a reader counts them with the table's classes
@@ -392,7 +393,7 @@ AddToTable(FreqState *state, const QidFingerprint *fp, int64 count)
 				 state->memory > (double) state->budget) && !state->windowed)
 	{
 		/* mostly new classes so far: the next rows go to a log instead */
-		if (state->log == NULL && state->log_allowed && !state->log_off &&
+		if (state->log == NULL && state->log_allowed && !state->log_off && SpillAllowed(state) &&
 			state->memory + LOG_START_BYTES + (double) (state->classes + 65536) *
 			sizeof(CountedClass) <= (double) state->budget)
 			StartLog(state);
@@ -1133,11 +1134,11 @@ FlushLog(FreqState *state)
 	state->log = NULL;
 	state->log_off = true;
 	qidrisk_freq_events.logs_flushed++;
-	/* room for every row as a class (twice, for a state that may not spill and so doubles its arrays) */
+	/* room for every row as a class */
 	if (state->single != NULL &&
 		state->memory - (double) state->single->size * sizeof(FreqEntry) + PartitionOverhead() +
-		(SpillAllowed(state) ? 1 : 2) * (double) (log->nrows + state->single->members) *
-		sizeof(CountedClass) <= (double) state->budget)
+		(double) (log->nrows + state->single->members) * sizeof(CountedClass) +
+		PARTITIONS * (double) sysconf(_SC_PAGESIZE) <= (double) state->budget)
 	{
 		int64		nseeds;
 		CountedClass *seeds = TableClasses(state, &nseeds);
