@@ -325,8 +325,8 @@ FreqStateCreate(MemoryContext context, Size nclasses)
 }
 
 /*
- * The row log (freqlog.c): a plain or sorted aggregate's state that may
- * spill (one that may not makes the most of its budget as classes) past
+ * The row log (freqlog.c): a serial plain or sorted aggregate's state that
+ * may spill (one that may not makes the most of its budget as classes) past
  * PARTITION_AFTER_CLASSES classes holds its next rows as they come instead
  * of partitioning, while they stay mostly distinct (a row in LOG_REPEATS
  * new) and within the budget; a reader counts them with the table's classes

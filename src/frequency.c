@@ -69,8 +69,15 @@ FreqStateForUpdate(FunctionCallInfo fcinfo)
 	state->one_of_many = fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
 		((AggState *) fcinfo->context)->aggstrategy != AGG_PLAIN &&
 		((AggState *) fcinfo->context)->aggstrategy != AGG_SORTED;
-	/* a plain or sorted aggregate's state may log rows (not a window's or a hashed group's) */
-	state->log_allowed = !state->windowed && !state->one_of_many;
+	/*
+	 * a plain or sorted aggregate's own state may log rows (not a window's, a
+	 * hashed group's, or a parallel plan's partial state, which is handed over
+	 * as sorted classes: counting a log into them costs workers more than it
+	 * saves)
+	 */
+	state->log_allowed = !state->windowed && !state->one_of_many &&
+		fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+		((AggState *) fcinfo->context)->aggsplit == AGGSPLIT_SIMPLE;
 	return state;
 }
 
