@@ -168,31 +168,8 @@ typedef struct BucketTable
 	uint64		multiplier;
 } BucketTable;
 
-static inline void
-TableAdd(BucketTable *t, const QidFingerprint *key, int64 count)
-{
-	uint64		mask = ((uint64) 1 << t->bits) - 1;
-	uint64		h = (key->lo * t->multiplier) >> (64 - t->bits);
-
-	for (;;)
-	{
-		CountedClass *e = &t->slot[h];
-
-		if (e->count == 0)
-		{
-			e->key = *key;
-			e->count = count;
-			t->filled[t->used++] = (uint32) h;
-			return;
-		}
-		if (e->key.lo == key->lo && e->key.hi == key->hi)
-		{
-			e->count += count;
-			return;
-		}
-		h = (h + 1) & mask;
-	}
-}
+static void AddRows(BucketTable *t, const QidFingerprint *rows, const int64 *counts,
+					Size stride, int64 n);
 
 /* Double the table, keeping its classes (AddRows, past BUCKET_FILL) */
 static pg_noinline void
@@ -205,8 +182,10 @@ TableGrow(BucketTable *t)
 	t->used = 0;
 	t->slot = palloc0(sizeof(CountedClass) << t->bits);
 	t->filled = palloc(sizeof(uint32) * (t->limit + 1));
+	/* the doubled table holds them below its limit: no growing again */
 	for (int64 i = 0; i < old.used; i++)
-		TableAdd(t, &old.slot[old.filled[i]].key, old.slot[old.filled[i]].count);
+		AddRows(t, &old.slot[old.filled[i]].key, &old.slot[old.filled[i]].count,
+				sizeof(CountedClass), 1);
 	pfree(old.slot);
 	pfree(old.filled);
 }

@@ -354,13 +354,15 @@ static void
 LogRow(FreqState *state, const QidFingerprint *fp)
 {
 	RowLog	   *log = state->log;
-	RowLogShelf *shelf = RowLogShelfOf(log, fp);
-	double		added = (double) (shelf->capacity * sizeof(QidFingerprint));
-	double		as_classes = (double) (log->capacity + shelf->capacity + state->classes) *
-		sizeof(CountedClass);
+	RowLogShelf *shelf;
+	double		added;
+	double		as_classes;
 
 	if (likely(RowLogAppend(log, fp)))
 		return;
+	shelf = RowLogShelfOf(log, fp);
+	added = (double) (shelf->capacity * sizeof(QidFingerprint));
+	as_classes = (double) (log->capacity + shelf->capacity + state->classes) * sizeof(CountedClass);
 	if (state->memory + added + as_classes > (double) state->budget ||
 		(double) log->sampled > LOG_REPEATS * RowLogDistinct(log))
 	{
