@@ -160,7 +160,7 @@ ReportMappingFailed(Size bytes)
 
 
 /* Memory context reset callback (and ReleaseEncoded): unmap, once */
-static void
+void
 ReleaseMappedCopy(void *arg)
 {
 	MappedCopy *mapped = (MappedCopy *) arg;
@@ -192,6 +192,19 @@ MapCopy(MemoryContext context, Size bytes)
 	return mapped;
 }
 
+
+/* Grow a mapping to bytes, keeping what it holds (mremap: no copy) */
+void
+RemapCopy(MappedCopy *mapped, Size bytes)
+{
+	void	   *base = mremap(mapped->base, mapped->bytes, bytes, MREMAP_MAYMOVE);
+
+	if (base == MAP_FAILED)
+		ReportMappingFailed(bytes);
+	AdviseHugePages(base, bytes);
+	mapped->base = base;
+	mapped->bytes = bytes;
+}
 
 /* Memory context reset callback (and ReleaseEncoded): close the file, once */
 void

@@ -334,6 +334,8 @@ extern int64 GrownCapacity(int64 capacity, int64 needed) FREQ_PRIVATE;
 extern CountedClass *GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed) FREQ_PRIVATE;
 extern Size MappedBytes(int64 capacity) FREQ_PRIVATE;
 extern MappedCopy *MapCopy(MemoryContext context, Size bytes) FREQ_PRIVATE;
+extern void RemapCopy(MappedCopy *mapped, Size bytes) FREQ_PRIVATE;
+extern void ReleaseMappedCopy(void *arg) FREQ_PRIVATE;
 extern void CloseEncodedFile(void *arg) FREQ_PRIVATE;
 extern void ReleaseEncoded(FreqState *state) FREQ_PRIVATE;
 extern void ReleaseFreeClasses(FreqPartition *partition) FREQ_PRIVATE;

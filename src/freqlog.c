@@ -53,8 +53,9 @@ RowLogCreate(MemoryContext context)
 	for (int s = 0; s < ROW_LOG_SHELVES; s++)
 	{
 		log->shelves[s].capacity = LOG_FIRST_ROWS / ROW_LOG_SHELVES;
-		log->shelves[s].rows = MemoryContextAllocHuge(context, sizeof(QidFingerprint) *
-													  log->shelves[s].capacity);
+		log->shelves[s].mapping = MapCopy(context, sizeof(QidFingerprint) *
+										  log->shelves[s].capacity);
+		log->shelves[s].rows = (QidFingerprint *) log->shelves[s].mapping->base;
 	}
 	log->capacity = LOG_FIRST_ROWS;
 	log->bucket_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
@@ -75,7 +76,8 @@ RowLogGrow(RowLog *log, RowLogShelf *shelf)
 {
 	log->capacity += shelf->capacity;
 	shelf->capacity *= 2;
-	shelf->rows = repalloc_huge(shelf->rows, sizeof(QidFingerprint) * shelf->capacity);
+	RemapCopy(shelf->mapping, sizeof(QidFingerprint) * shelf->capacity);
+	shelf->rows = (QidFingerprint *) shelf->mapping->base;
 }
 
 /* Estimated distinct fingerprints among the rows the sketch saw (HyperLogLog, small-range corrected) */
@@ -103,7 +105,7 @@ void
 RowLogFree(RowLog *log)
 {
 	for (int s = 0; s < ROW_LOG_SHELVES; s++)
-		pfree(log->shelves[s].rows);
+		ReleaseMappedCopy(log->shelves[s].mapping);
 	pfree(log);
 }
 
@@ -139,8 +141,9 @@ BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start)
 {
 	int64		nbuckets = (int64) 1 << bits;
 	int64	   *next = palloc(sizeof(int64) * nbuckets);
-	QidFingerprint *out = MemoryContextAllocHuge(GetMemoryChunkContext(shelf->rows),
-												 sizeof(QidFingerprint) * shelf->capacity);
+	MappedCopy *mapping = MapCopy(GetMemoryChunkContext(shelf->mapping),
+								  sizeof(QidFingerprint) * shelf->capacity);
+	QidFingerprint *out = (QidFingerprint *) mapping->base;
 
 	CountPerBucket(log, shelf, bits, start);
 	for (int64 b = 0; b < nbuckets; b++)
@@ -153,7 +156,8 @@ BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start)
 		out[next[BucketOf(log, &shelf->rows[x], bits)]++] = shelf->rows[x];
 	}
 	pfree(next);
-	pfree(shelf->rows);
+	ReleaseMappedCopy(shelf->mapping);
+	shelf->mapping = mapping;
 	shelf->rows = out;
 }
 

@@ -22,7 +22,8 @@
 
 typedef struct RowLogShelf
 {
-	QidFingerprint *rows;
+	QidFingerprint *rows;		/* in mapping */
+	MappedCopy *mapping;
 	int64		nrows;
 	int64		capacity;
 } RowLogShelf;
