@@ -170,9 +170,14 @@ ReleaseMappedCopy(void *arg)
 	mapped->base = NULL;
 }
 
-/* Map bytes of anonymous memory, released with context */
+/*
+ * Map bytes of anonymous memory, released with context; with huge_pages, in
+ * 2 MB pages where the kernel allows (for memory written once and kept: on a
+ * virtual machine a huge page's first touch can cost more than the small
+ * pages of a short-lived buffer)
+ */
 MappedCopy *
-MapCopy(MemoryContext context, Size bytes)
+MapCopy(MemoryContext context, Size bytes, bool huge_pages)
 {
 	MappedCopy *mapped = MemoryContextAlloc(context, sizeof(MappedCopy));
 	void	   *base = mmap(NULL, Max(bytes, 1), PROT_READ | PROT_WRITE,
@@ -183,7 +188,8 @@ MapCopy(MemoryContext context, Size bytes)
 		pfree(mapped);
 		ReportMappingFailed(bytes);
 	}
-	AdviseHugePages(base, bytes);
+	if (huge_pages)
+		AdviseHugePages(base, bytes);
 	mapped->base = base;
 	mapped->bytes = Max(bytes, 1);
 	mapped->release.func = ReleaseMappedCopy;
@@ -193,7 +199,7 @@ MapCopy(MemoryContext context, Size bytes)
 }
 
 
-/* Grow a mapping to bytes, keeping what it holds (mremap: no copy) */
+/* Grow a mapping (of small pages) to bytes, keeping what it holds (mremap: no copy) */
 void
 RemapCopy(MappedCopy *mapped, Size bytes)
 {
@@ -201,7 +207,6 @@ RemapCopy(MappedCopy *mapped, Size bytes)
 
 	if (base == MAP_FAILED)
 		ReportMappingFailed(bytes);
-	AdviseHugePages(base, bytes);
 	mapped->base = base;
 	mapped->bytes = bytes;
 }

@@ -333,7 +333,7 @@ extern void ReportBudgetExceeded(FreqState *state, int64 classes, double bytes) 
 extern int64 GrownCapacity(int64 capacity, int64 needed) FREQ_PRIVATE;
 extern CountedClass *GrowArray(FreqState *state, CountedClass *array, int64 *capacity, int64 needed) FREQ_PRIVATE;
 extern Size MappedBytes(int64 capacity) FREQ_PRIVATE;
-extern MappedCopy *MapCopy(MemoryContext context, Size bytes) FREQ_PRIVATE;
+extern MappedCopy *MapCopy(MemoryContext context, Size bytes, bool huge_pages) FREQ_PRIVATE;
 extern void RemapCopy(MappedCopy *mapped, Size bytes) FREQ_PRIVATE;
 extern void ReleaseMappedCopy(void *arg) FREQ_PRIVATE;
 extern void CloseEncodedFile(void *arg) FREQ_PRIVATE;

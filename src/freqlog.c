@@ -54,7 +54,7 @@ RowLogCreate(MemoryContext context)
 	{
 		log->shelves[s].capacity = LOG_FIRST_ROWS / ROW_LOG_SHELVES;
 		log->shelves[s].mapping = MapCopy(context, sizeof(QidFingerprint) *
-										  log->shelves[s].capacity);
+										  log->shelves[s].capacity, false);
 		log->shelves[s].rows = (QidFingerprint *) log->shelves[s].mapping->base;
 	}
 	log->capacity = LOG_FIRST_ROWS;
@@ -132,19 +132,25 @@ CountPerBucket(const RowLog *log, const RowLogShelf *shelf, int bits, int64 *sta
 }
 
 /*
- * Put a shelf's rows in bucket order: a copy replaces them (16 bytes a row
- * more while they are copied, one shelf at a time); start[b] is where bucket
- * b begins, start[nbuckets] the end
+ * Put a shelf's rows in bucket order: a copy into *spare replaces them, and
+ * the shelf's old mapping becomes the spare for the next shelf (16 bytes a
+ * row more while the log is counted, one shelf's worth, whose pages are
+ * written once); start[b] is where bucket b begins, start[nbuckets] the end
  */
 static void
-BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start)
+BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start, MappedCopy **spare)
 {
 	int64		nbuckets = (int64) 1 << bits;
 	int64	   *next = palloc(sizeof(int64) * nbuckets);
-	MappedCopy *mapping = MapCopy(GetMemoryChunkContext(shelf->mapping),
-								  sizeof(QidFingerprint) * shelf->capacity);
-	QidFingerprint *out = (QidFingerprint *) mapping->base;
+	Size		bytes = sizeof(QidFingerprint) * shelf->capacity;
+	MappedCopy *mapping = *spare;
+	QidFingerprint *out;
 
+	if (mapping == NULL)
+		mapping = MapCopy(GetMemoryChunkContext(shelf->mapping), bytes, false);
+	else if (mapping->bytes < bytes)
+		RemapCopy(mapping, bytes);
+	out = (QidFingerprint *) mapping->base;
 	CountPerBucket(log, shelf, bits, start);
 	for (int64 b = 0; b < nbuckets; b++)
 		start[b + 1] += start[b];
@@ -156,7 +162,7 @@ BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start)
 		out[next[BucketOf(log, &shelf->rows[x], bits)]++] = shelf->rows[x];
 	}
 	pfree(next);
-	ReleaseMappedCopy(shelf->mapping);
+	*spare = shelf->mapping;
 	shelf->mapping = mapping;
 	shelf->rows = out;
 }
@@ -315,6 +321,7 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 	CountedClass *shelved = palloc(sizeof(CountedClass) * Max(nseeds, 1));
 	CountedClass *bucketed = palloc(sizeof(CountedClass) * Max(nseeds, 1));
 	BucketTable t = {0};
+	MappedCopy *spare = NULL;
 
 	/* the seeds, few, by shelf */
 	for (int64 i = 0; i < nseeds; i++)
@@ -359,7 +366,7 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 		int			bits = ShelfBucketBits(shelf->nrows + nshelved);
 		int64		nbuckets = (int64) 1 << bits;
 
-		BucketRows(log, shelf, bits, start);
+		BucketRows(log, shelf, bits, start, &spare);
 		/* the shelf's seeds in bucket order */
 		memset(seed_start, 0, sizeof(int64) * (nbuckets + 1));
 		for (int64 i = first; i < first + nshelved; i++)
@@ -380,6 +387,8 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 			done(&t, ROW_LOG_SHELF_BITS + bits, arg);
 		}
 	}
+	if (spare != NULL)
+		ReleaseMappedCopy(spare);
 	pfree(t.slot);
 	pfree(t.filled);
 	pfree(shelved);

@@ -587,7 +587,7 @@ DeserializeAscending(FreqState *state, StringInfo buf, int64 nclasses, int64 row
 	state->encoded = (char *) start;
 	if (state->memory + (double) state->encoded_bytes <= (double) state->budget)
 	{
-		MappedCopy *mapped = MapCopy(state->context, state->encoded_bytes);
+		MappedCopy *mapped = MapCopy(state->context, state->encoded_bytes, true);
 
 		memcpy(mapped->base, start, state->encoded_bytes);
 		state->encoded = mapped->base;
