@@ -35,7 +35,7 @@
 #define LOG_FIRST_ROWS 65536
 
 /* Rows and seeds a bucket holds on average when counted, and most buckets */
-#define BUCKET_ROWS 32768
+#define BUCKET_ROWS 16384
 #define MAX_BUCKET_BITS 16
 
 /* An ordered bucket of more rows than this was crowded by chosen fingerprints */
