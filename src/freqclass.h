@@ -189,10 +189,11 @@ struct FreqPartition
 typedef void (*ClassVisitor) (const QidFingerprint *key, int64 count, void *arg);
 
 /*
- * An anonymous mapping for a received state's copy of its encoded classes:
- * written once and then only read, so huge pages serve it, where small
- * pages would each cost a fault.  It is unmapped by ReleaseMappedCopy or,
- * at the latest (also on error), when its memory context is reset.
+ * An anonymous mapping: a received state's copy of its encoded classes
+ * (written once and then only read, so huge pages serve it, where small
+ * pages would each cost a fault) or a shelf of the row log (small pages,
+ * grown by RemapCopy).  It is unmapped by ReleaseMappedCopy or, at the
+ * latest (also on error), when its memory context is reset.
  */
 struct MappedCopy
 {
