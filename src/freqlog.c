@@ -135,10 +135,12 @@ CountPerBucket(const RowLog *log, const RowLogShelf *shelf, int bits, int64 *sta
  * Put a shelf's rows in bucket order: a copy into *spare replaces them, and
  * the shelf's old mapping becomes the spare for the next shelf (16 bytes a
  * row more while the log is counted, one shelf's worth, whose pages are
- * written once); start[b] is where bucket b begins, start[nbuckets] the end
+ * written once); start[b] is where bucket b begins, start[nbuckets] the end.
+ * With counted, start[b + 1] holds bucket b's rows already (Crowded).
  */
 static void
-BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start, MappedCopy **spare)
+BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start, bool counted,
+		   MappedCopy **spare)
 {
 	int64		nbuckets = (int64) 1 << bits;
 	int64	   *next = palloc(sizeof(int64) * nbuckets);
@@ -151,7 +153,8 @@ BucketRows(const RowLog *log, RowLogShelf *shelf, int bits, int64 *start, Mapped
 	else if (mapping->bytes < bytes)
 		RemapCopy(mapping, bytes);
 	out = (QidFingerprint *) mapping->base;
-	CountPerBucket(log, shelf, bits, start);
+	if (!counted)
+		CountPerBucket(log, shelf, bits, start);
 	for (int64 b = 0; b < nbuckets; b++)
 		start[b + 1] += start[b];
 	memcpy(next, start, sizeof(int64) * nbuckets);
@@ -289,17 +292,18 @@ ShelfBucketBits(int64 n)
 	return bits;
 }
 
-/* Whether chosen fingerprints crowd an ordered bucket of some shelf */
+/*
+ * Whether chosen fingerprints crowd an ordered bucket of some shelf, counting
+ * each shelf's rows per bucket into start[sh] (for BucketRows)
+ */
 static bool
-Crowded(const RowLog *log, int64 *start)
+Crowded(const RowLog *log, const int *bits, int64 **start)
 {
 	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
 	{
-		int			bits = ShelfBucketBits(log->shelves[sh].nrows);
-
-		CountPerBucket(log, &log->shelves[sh], bits, start);
-		for (int64 b = 1; b <= ((int64) 1 << bits); b++)
-			if (start[b] > CROWDED_BUCKET_ROWS)
+		CountPerBucket(log, &log->shelves[sh], bits[sh], start[sh]);
+		for (int64 b = 1; b <= ((int64) 1 << bits[sh]); b++)
+			if (start[sh][b] > CROWDED_BUCKET_ROWS)
 				return true;
 	}
 	return false;
@@ -316,12 +320,14 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 	int64		shelf_start[ROW_LOG_SHELVES + 1] = {0};
 	int64		most = 0;
 	int			most_bits;
-	int64	   *start;
+	int			bits[ROW_LOG_SHELVES];
+	int64	   *start[ROW_LOG_SHELVES];
 	int64	   *seed_start;
 	CountedClass *shelved = palloc(sizeof(CountedClass) * Max(nseeds, 1));
 	CountedClass *bucketed = palloc(sizeof(CountedClass) * Max(nseeds, 1));
 	BucketTable t = {0};
 	MappedCopy *spare = NULL;
+	bool		crowded;
 
 	/* the seeds, few, by shelf */
 	for (int64 i = 0; i < nseeds; i++)
@@ -329,6 +335,8 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
 	{
 		most = Max(most, log->shelves[sh].nrows + shelf_start[sh + 1]);
+		bits[sh] = ShelfBucketBits(log->shelves[sh].nrows + shelf_start[sh + 1]);
+		start[sh] = palloc(sizeof(int64) * (((int64) 1 << bits[sh]) + 1));
 		shelf_start[sh + 1] += shelf_start[sh];
 	}
 	{
@@ -339,16 +347,9 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 			shelved[next[seeds[i].key.hi >> (64 - ROW_LOG_SHELF_BITS)]++] = seeds[i];
 	}
 	most_bits = ShelfBucketBits(most);
-	start = palloc(sizeof(int64) * (((int64) 1 << most_bits) + 1));
 	seed_start = palloc(sizeof(int64) * (((int64) 1 << most_bits) + 1));
-	if (log->ordered && Crowded(log, start))
-	{
-		pfree(shelved);
-		pfree(bucketed);
-		pfree(start);
-		pfree(seed_start);
-		return false;
-	}
+	/* ordered buckets are counted up front, once: BucketRows takes their counts */
+	crowded = log->ordered && Crowded(log, bits, start);
 
 	/* twice the slots an average bucket fills */
 	t.multiplier = log->slot_multiplier;
@@ -358,23 +359,23 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 	t.limit = (int64) (BUCKET_FILL * (double) ((uint64) 1 << t.bits));
 	t.slot = palloc0(sizeof(CountedClass) << t.bits);
 	t.filled = palloc(sizeof(uint32) * (t.limit + 1));
-	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
+	for (int sh = 0; sh < ROW_LOG_SHELVES && !crowded; sh++)
 	{
 		RowLogShelf *shelf = &log->shelves[sh];
 		int64		first = shelf_start[sh];
 		int64		nshelved = shelf_start[sh + 1] - first;
-		int			bits = ShelfBucketBits(shelf->nrows + nshelved);
-		int64		nbuckets = (int64) 1 << bits;
+		int64		nbuckets = (int64) 1 << bits[sh];
+		int64	   *starts = start[sh];
 
-		BucketRows(log, shelf, bits, start, &spare);
+		BucketRows(log, shelf, bits[sh], starts, log->ordered, &spare);
 		/* the shelf's seeds in bucket order */
 		memset(seed_start, 0, sizeof(int64) * (nbuckets + 1));
 		for (int64 i = first; i < first + nshelved; i++)
-			seed_start[BucketOf(log, &shelved[i].key, bits) + 1]++;
+			seed_start[BucketOf(log, &shelved[i].key, bits[sh]) + 1]++;
 		for (int64 b = 0; b < nbuckets; b++)
 			seed_start[b + 1] += seed_start[b];
 		for (int64 i = first; i < first + nshelved; i++)
-			bucketed[first + seed_start[BucketOf(log, &shelved[i].key, bits)]++] = shelved[i];
+			bucketed[first + seed_start[BucketOf(log, &shelved[i].key, bits[sh])]++] = shelved[i];
 		/* seed_start[b] is now where bucket b ends */
 		for (int64 b = 0; b < nbuckets; b++)
 		{
@@ -383,8 +384,9 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 			CHECK_FOR_INTERRUPTS();
 			AddRows(&t, &bucketed[first + seeds_begin].key, &bucketed[first + seeds_begin].count,
 					sizeof(CountedClass), seed_start[b] - seeds_begin);
-			AddRows(&t, &shelf->rows[start[b]], NULL, sizeof(QidFingerprint), start[b + 1] - start[b]);
-			done(&t, ROW_LOG_SHELF_BITS + bits, arg);
+			AddRows(&t, &shelf->rows[starts[b]], NULL, sizeof(QidFingerprint),
+					starts[b + 1] - starts[b]);
+			done(&t, ROW_LOG_SHELF_BITS + bits[sh], arg);
 		}
 	}
 	if (spare != NULL)
@@ -393,9 +395,10 @@ CountBuckets(RowLog *log, const CountedClass *seeds, int64 nseeds, BucketDone do
 	pfree(t.filled);
 	pfree(shelved);
 	pfree(bucketed);
-	pfree(start);
+	for (int sh = 0; sh < ROW_LOG_SHELVES; sh++)
+		pfree(start[sh]);
 	pfree(seed_start);
-	return true;
+	return !crowded;
 }
 
 typedef struct VisitBucket

@@ -9,9 +9,9 @@
  * serial aggregate's state holds its next rows in a row log (freqlog.c) while
  * they are mostly new classes, counted only when read; any other state, or
  * one whose rows repeat, splits into PARTITIONS partitions by the
- * fingerprint's top bits.  A
- * partition keeps its classes as one array sorted by fingerprint, 24 bytes a
- * class, and appends new rows to an unsorted buffer; a full buffer is sorted,
+ * fingerprint's top bits.  A partition keeps its classes as one array sorted
+ * by fingerprint, 24 bytes a class, and appends new rows to an unsorted
+ * buffer; a full buffer is sorted,
  * its equal fingerprints summed, and merged into the array in one linear pass
  * (a two-level log-structured merge).  Arrays grow in place, nothing is
  * rehashed, and combining two states is a merge of sorted arrays.  Counters
@@ -31,9 +31,9 @@
  *
  * This file owns the state in memory: its front table, hash table, partitions
  * and buffers, when to log rows and to count the log in, settling them
- * (FreqStateSettle), and visiting its classes.  Spilling is freqspill.c's, merging (and draining a buffer)
- * freqmerge.c's, the row log freqlog.c's, and the wire format (serialize,
- * deserialize, hand-over) freqwire.c's.
+ * (FreqStateSettle), and visiting its classes.  Spilling is freqspill.c's,
+ * merging (and draining a buffer) freqmerge.c's, the row log freqlog.c's, and
+ * the wire format (serialize, deserialize, hand-over) freqwire.c's.
  */
 #include "postgres.h"
 
