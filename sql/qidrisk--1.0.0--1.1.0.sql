@@ -773,8 +773,8 @@ CREATE FUNCTION qidrisk_internal.state_events(OUT partitioned bigint, OUT lent b
 											  OUT fronts_given_up bigint, OUT merges_from_front bigint,
 											  OUT lattice_packed_splits bigint, OUT logs_started bigint,
 											  OUT logs_counted bigint, OUT logs_flushed bigint,
-											  OUT logs_into_partitions bigint)
+											  OUT logs_into_partitions bigint, OUT logs_crowded bigint)
 AS 'MODULE_PATHNAME', 'qidrisk_state_events'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION qidrisk_internal.state_events() IS
-'for tests: how many frequency states this process moved into partitions, how many partial states it lent and took back, read from workers'' hand-over files, how many received partitions it decoded into arrays or wrote straight to runs, how many front tables of recent classes its states started and gave up, how many runs it merged into the free classes before a partition''s array, how many qid_lattice nodes it split from packed codes, and how many row logs its states started, counted in place for a reader, and counted into their states (of which straight into sorted partitions), since it started';
+'for tests: how many frequency states this process moved into partitions, how many partial states it lent and took back, read from workers'' hand-over files, how many received partitions it decoded into arrays or wrote straight to runs, how many front tables of recent classes its states started and gave up, how many runs it merged into the free classes before a partition''s array, how many qid_lattice nodes it split from packed codes, and how many row logs its states started, counted in place for a reader, and counted into their states (of which straight into sorted partitions, and found crowding a sorted bucket and counted class by class), since it started';

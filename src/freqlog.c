@@ -38,7 +38,7 @@
 #define BUCKET_ROWS 16384
 #define MAX_BUCKET_BITS 16
 
-/* An ordered bucket of more rows than this was crowded by chosen fingerprints */
+/* An ordered bucket of more rows is crowded (one large class, or chosen fingerprints) */
 #define CROWDED_BUCKET_ROWS (16 * BUCKET_ROWS)
 
 /* A bucket's table doubles past this share of its slots in use (short probes) */
@@ -293,8 +293,9 @@ ShelfBucketBits(int64 n)
 }
 
 /*
- * Whether chosen fingerprints crowd an ordered bucket of some shelf, counting
- * each shelf's rows per bucket into start[sh] (for BucketRows)
+ * Whether a large class or chosen fingerprints crowd an ordered bucket of
+ * some shelf, counting each shelf's rows per bucket into start[sh] (for
+ * BucketRows)
  */
 static bool
 Crowded(const RowLog *log, const int *bits, int64 **start)
@@ -485,7 +486,7 @@ AppendSorted(BucketTable *t, int bits, void *arg)
  * Count the log's rows with the seeds into a state's empty partitions:
  * buckets by the top bits of the fingerprint, each bucket's classes sorted
  * and appended to its partition's array, so the arrays come out sorted.
- * False, nothing counted, when chosen fingerprints crowd one bucket.
+ * False, nothing counted, when one class or chosen fingerprints crowd a bucket.
  */
 bool
 RowLogIntoPartitions(FreqState *state, RowLog *log, const CountedClass *seeds, int64 nseeds)

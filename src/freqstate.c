@@ -1152,7 +1152,8 @@ FlushLog(FreqState *state)
 		done = RowLogIntoPartitions(state, log, seeds, nseeds);
 		if (!done)
 		{
-			/* chosen fingerprints crowd the buckets: back to the table */
+			/* a large class or chosen fingerprints crowd a bucket: class by class */
+			qidrisk_freq_events.logs_crowded++;
 			state->rows = state->classes = state->singletons = 0;
 			for (int64 i = 0; i < nseeds; i++)
 				BufferClass(state, &seeds[i].key, seeds[i].count);

@@ -720,8 +720,8 @@ Datum
 qidrisk_state_events(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13] = {false};
+	Datum		values[14];
+	bool		nulls[14] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
 		tupdesc->natts > (int) lengthof(values))
@@ -733,7 +733,7 @@ qidrisk_state_events(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(qidrisk_freq_events.files_received);
 	values[3] = Int64GetDatum(qidrisk_freq_events.partitions_decoded);
 	values[4] = Int64GetDatum(qidrisk_freq_events.partitions_to_runs);
-	/* the last eight came in 1.1.0; a 1.0.0 catalog has five columns */
+	/* the last nine came in 1.1.0; a 1.0.0 catalog has five columns */
 	values[5] = Int64GetDatum(qidrisk_freq_events.fronts_started);
 	values[6] = Int64GetDatum(qidrisk_freq_events.fronts_given_up);
 	values[7] = Int64GetDatum(qidrisk_freq_events.merges_from_front);
@@ -742,5 +742,6 @@ qidrisk_state_events(PG_FUNCTION_ARGS)
 	values[10] = Int64GetDatum(qidrisk_freq_events.logs_counted);
 	values[11] = Int64GetDatum(qidrisk_freq_events.logs_flushed);
 	values[12] = Int64GetDatum(qidrisk_freq_events.logs_into_partitions);
+	values[13] = Int64GetDatum(qidrisk_freq_events.logs_crowded);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

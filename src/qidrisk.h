@@ -292,6 +292,7 @@ typedef struct FreqStateEvents
 	int64		logs_counted;	/* ... counted in place by a reader */
 	int64		logs_flushed;	/* ... counted into their state's table or partitions */
 	int64		logs_into_partitions;	/* ... counted into sorted partitions directly */
+	int64		logs_crowded;	/* ... found crowding a sorted bucket, counted class by class */
 	int64		lattice_packed_splits;	/* qid_lattice nodes split from packed codes */
 } FreqStateEvents;
 

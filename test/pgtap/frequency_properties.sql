@@ -17,7 +17,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
 -- QIDs (counted per value) and 33 of the front table of recent classes, the
 -- row log and merges
-SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 37);
+SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 40);
 
 CREATE COLLATION pg_temp.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -245,19 +245,20 @@ ANALYZE fr;
 
 -- Our figures and GROUP BY's for QID columns qid of fr, rows filtered by cond,
 -- and the front tables this process's states started and gave up meanwhile
--- (suffix '_key': the aggregates over qid_key's uuid)
-CREATE FUNCTION pg_temp.front_figures(qid text, cond text, suffix text DEFAULT '', OUT ours text, OUT reference text,
+-- (suffix '_key': the aggregates over qid_key's uuid; tab: another table)
+CREATE FUNCTION pg_temp.front_figures(qid text, cond text, suffix text DEFAULT '', tab text DEFAULT 'fr',
+									  OUT ours text, OUT reference text,
 									  OUT started bigint, OUT given_up bigint, OUT partitioned bigint,
 									  OUT from_front bigint, OUT logged bigint, OUT log_counted bigint,
-									  OUT log_flushed bigint, OUT into_partitions bigint)
+									  OUT log_flushed bigint, OUT into_partitions bigint, OUT crowded bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
 	before record;
 	after record;
 BEGIN
 	SELECT * INTO before FROM qidrisk_internal.state_events();
-	EXECUTE format('SELECT ROW(singleton_count%3$s(%1$s), class_count%3$s(%1$s), k_anonymity%3$s(%1$s), rows_below_k%3$s(3, %1$s))::text FROM fr WHERE %2$s',
-				   qid, cond, suffix) INTO ours;
+	EXECUTE format('SELECT ROW(singleton_count%3$s(%1$s), class_count%3$s(%1$s), k_anonymity%3$s(%1$s), rows_below_k%3$s(3, %1$s))::text FROM %4$I WHERE %2$s',
+				   qid, cond, suffix, tab) INTO ours;
 	SELECT * INTO after FROM qidrisk_internal.state_events();
 	started := after.fronts_started - before.fronts_started;
 	given_up := after.fronts_given_up - before.fronts_given_up;
@@ -267,11 +268,12 @@ BEGIN
 	log_counted := after.logs_counted - before.logs_counted;
 	log_flushed := after.logs_flushed - before.logs_flushed;
 	into_partitions := after.logs_into_partitions - before.logs_into_partitions;
+	crowded := after.logs_crowded - before.logs_crowded;
 	EXECUTE format($q$
-		WITH c AS (SELECT count(*) AS n FROM fr WHERE %2$s GROUP BY %1$s)
+		WITH c AS (SELECT count(*) AS n FROM %3$I WHERE %2$s GROUP BY %1$s)
 		SELECT ROW((SELECT count(*) FROM c WHERE n = 1), (SELECT count(*) FROM c),
 			(SELECT min(n) FROM c), (SELECT coalesce(sum(n), 0) FROM c WHERE n < 3))::text
-	$q$, qid, cond) INTO reference;
+	$q$, qid, cond, tab) INTO reference;
 END
 $$;
 
@@ -337,6 +339,25 @@ FROM front_runs WHERE run = 'hot, key';
 SELECT is(ours, reference, 'runs merged from the front and the back = GROUP BY') FROM front_runs WHERE run = 'repeated';
 SELECT cmp_ok(from_front, '>', 0::bigint, 'runs merged from the front and the back: some from the front')
 FROM front_runs WHERE run = 'repeated';
+-- one class of more rows than a sorted bucket takes (16 times 16,384), logged
+-- while the other rows are new: its fingerprint lies outside the sketch's
+-- sample (a class in 8, by the low bits of its high half, the uuid's eighth
+-- byte), so the sketch sees them repeat only once a in i % 640000 comes
+-- round again.  Counted into sorted partitions, its rows crowd one bucket, and
+-- the log is counted class by class into partitions instead.
+CREATE TABLE crowd AS
+SELECT i, CASE WHEN i % 8 IN (1, 4, 7) THEN -5 ELSE i % 640000 END AS a,
+	CASE WHEN i % 8 IN (1, 4, 7) THEN 'h' ELSE 'd' END AS b
+FROM generate_series(1, 1400000) i;
+ANALYZE crowd;
+SELECT ok(get_byte(uuid_send(qid_key(-5, 'h'::text)), 7) & 7 <> 0,
+		  'the crowding class (-5, ''h'') lies outside the row log''s sketch sample');
+INSERT INTO front_runs SELECT 'crowded', * FROM pg_temp.front_figures('a, b', 'true', tab => 'crowd');
+SELECT is(ours, reference, 'a class crowding a sorted bucket of the row log = GROUP BY') FROM front_runs WHERE run = 'crowded';
+SELECT ok(logged = 2 AND log_flushed = 2 AND crowded = 2 AND into_partitions = 0 AND partitioned = 2,
+		  format('a class crowding a sorted bucket of the row log: logged, then counted class by class into partitions (%s)', front_runs))
+FROM front_runs WHERE run = 'crowded';
+DROP TABLE crowd;
 -- a sorted aggregate holds one group's state at a time, a hashed one every
 -- group's: front tables in the first only.  Groups keyed by an xid, which
 -- hashes but has no order, can only be hashed; by an integer, with hashing
