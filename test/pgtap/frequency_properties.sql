@@ -15,7 +15,7 @@ CREATE EXTENSION IF NOT EXISTS qidrisk;
 -- seeds x subsets x 2 figures, serially at 4 sizes and in workers at 2 (60
 -- and 4,000 rows); the first seed also runs a table large enough for
 -- partitioned states, both ways; then 12 checks of one-column int4 and date
--- QIDs (counted per value) and 33 of the front table of recent classes, the
+-- QIDs (counted per value) and 36 of the front table of recent classes, the
 -- row log and merges
 SELECT plan(5 * 10 * 2 * (4 + 2) + 10 * 2 * 2 + 12 + 40);
 
