@@ -17,9 +17,13 @@
 #              (a bare scan hashing the same values: PostgreSQL's floor)
 #   duckdb     DuckDB's GROUP BY ... HAVING count(*) = 1 over its copy
 # with a warm-up and then BENCH_RUNS (default 6) rounds, every round running
-# every shape's four variants back to back.  Every answer must equal the
-# singleton count DuckDB's own GROUP BY gives, or the script fails.  Prints
-# the medians, qidrisk / scan and qidrisk / DuckDB, the machine's load, and
+# every shape's four variants back to back: qidrisk, scan and duckdb first (in
+# the opposite order every other round), plain_sql last.  Every answer must
+# equal the singleton count DuckDB's own GROUP BY gives, or the script fails.
+# Prints the medians and, per shape, the median over rounds of each round's
+# qidrisk / scan and qidrisk / DuckDB with their range (a shared machine's
+# speed drifts between rounds; times taken back to back drift together), the
+# machine's load, and
 # writes them between <!-- bench:peers --> and <!-- /bench:peers --> of
 # docs/benchmarks.md (for another ROWS, <!-- bench:peers-ROWS -->).
 #
