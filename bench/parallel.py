@@ -45,6 +45,14 @@ def speedups(times):
     return med, {(c, w): med[(c, 0)] / med[(c, w)] for (c, w) in med}
 
 
+def share(times, case, scan, w):
+    """The median over rounds of each round's speed-up of case as a share of scan's (the same
+    round's runs, taken close together), and the range"""
+    shares = [(c0 / cw) / (s0 / sw) for c0, cw, s0, sw in
+              zip(times[(case, 0)], times[(case, w)], times[(scan, 0)], times[(scan, w)])]
+    return f'{statistics.median(shares):.0%} ({min(shares):.0%}-{max(shares):.0%})'
+
+
 def preamble(args, command, table, what):
     return (f'Produced by `{command}` on the server in PGHOST/PGPORT; qidrisk at commit {args.commit}; '
             f'load average (1, 5, 15 min) {args.load_start} at the start, {args.load_end} at the end '
@@ -81,7 +89,8 @@ def population(args):
     title = 'Parallel scaling' if rows == 10000000 else f'Parallel scaling at {rows:,} rows'
     out = ['## ' + title, '',
            preamble(args, f'bash bench/parallel.sh {rows}', f'bench_pop_{rows}', '') +
-           ' Share of the bare scan: the speed-up over the bare scan\'s at the same workers. '
+           ' Share of the bare scan: the speed-up over the bare scan\'s at the same workers, taken '
+           'round by round (the median of the rounds\' shares, their range in brackets). '
            'Peak memory: VmHWM of the leader backend in a fresh session (resident pages, shared '
            'buffers it touched included; workers are separate processes and not included).', '',
            '| variant | workers | median ms | runs (ms) | speed-up vs 0 workers | share of the bare scan\'s | '
@@ -92,7 +101,7 @@ def population(args):
             peak = f'{mem[(v, w)] / 1024:,.0f} MB' if (v, w) in mem else ''
             out.append(f'| {names[v]} | {w} | {med[(v, w)]:,.0f} | '
                        f'{", ".join(f"{x:,.0f}" for x in times[(v, w)])} | {up[(v, w)]:.2f} | '
-                       f'{up[(v, w)] / up[("C", w)]:.0%} | {peak} |')
+                       f'{share(times, v, "C", w)} | {peak} |')
     out += ['', f'Answers: X = {answers["X"]}, Y = {answers["Y"]} and A = {answers["A"]} on every run.',
             goal_line('near-distinct QID', up[('X', 2)]),
             goal_line('QID of about 65,000 classes', up[('Y', 2)]),
@@ -121,7 +130,8 @@ def shapes(args):
                     'power-law skewed integer ZIP `zip`, and coarser columns derived from them)') +
            ' Classes and singletons by a serial `GROUP BY`; singleton_count returned the same '
            'singletons on every run. Share: the variant\'s speed-up over the bare scan\'s (the '
-           'same columns, the same workers).', '',
+           'same columns, the same workers), taken round by round: the median of the rounds\' '
+           'shares, their range in brackets.', '',
            '| QID | classes | singletons | variant | ms at 0 / 1 / 2 workers | speed-up 1 worker | '
            'speed-up 2 workers | share at 1 | share at 2 |',
            '|---|---:|---:|---|---|---:|---:|---:|---:|']
@@ -131,7 +141,7 @@ def shapes(args):
             out.append(f'| ({columns}) | {classes:,} | {singletons:,} | {names[v]} | '
                        f'{" / ".join(f"{med[(c, w)]:,.0f}" for w in WORKERS)} | '
                        f'{up[(c, 1)]:.2f} | {up[(c, 2)]:.2f} | '
-                       f'{up[(c, 1)] / up[(r + ".C", 1)]:.0%} | {up[(c, 2)] / up[(r + ".C", 2)]:.0%} |')
+                       f'{share(times, c, r + ".C", 1)} | {share(times, c, r + ".C", 2)} |')
     near = regimes[0]
     out += ['', goal_line(f'near-distinct {rows:,}-row shape ({near[1]}), singleton_count',
                           up[(near[0] + '.E', 2)]), launch_line(args)]
