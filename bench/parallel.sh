@@ -37,8 +37,9 @@
 # and singletons once, untimed; E must return its singleton count.  The report
 # gives each variant's speed-up at 1 and 2 workers and that speed-up as a share
 # of C's over the same columns, round by round (the median of the rounds'
-# shares and their range: a round's runs are close in time).  Written between <!-- bench:parallel-shapes -->
-# and its end marker (for another SHAPE_ROWS, <!-- bench:parallel-shapes-N -->).
+# shares and their range: a round's runs are close in time).  Written between
+# <!-- bench:parallel-shapes --> and its end marker (for another SHAPE_ROWS,
+# <!-- bench:parallel-shapes-N -->).
 #
 # First, in a session of its own, the price of starting workers: L, a parallel
 # count of a one-row table (the costs that make such a plan parallel set for
