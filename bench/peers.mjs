@@ -47,7 +47,7 @@ function variants(shape) {
 }
 
 // A round's order: the compared three forward in odd rounds and backward in
-// even ones, so that neither always runs first after the slow GROUP BY
+// even ones, so that none of them always runs first after the slow GROUP BY
 function roundOrder(shape, round) {
 	const all = Object.entries(variants(shape));
 	const compared = all.slice(0, 3);
